@@ -1,0 +1,80 @@
+"""Compile workers: each task proposes one opt sequence for a kernel (dataset.sampler) and lowers and compiles it, off the
+process that owns the device. A worker never opens a device: it only renders and compiles (clang, NVRTC)."""
+from __future__ import annotations
+import hashlib, random, signal, time, traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+import multiprocessing
+from tinygrad.codegen.opt import Opt
+from tinygrad.codegen.opt.postrange import Scheduler
+from tinygrad.helpers import Context
+from tinygrad.renderer import Renderer
+from tinygrad.uop.ops import UOp, Ops
+import tinygrad.codegen as cg
+from dataset.kernel import Kernel, scheduler
+from dataset.sampler import propose, replay
+
+@dataclass(frozen=True)
+class Task:
+  key: str                       # kernel key
+  kind: str                      # 'fixed' | 'hand' | 'random' | 'expand' | 'mutate'
+  parent: tuple[Opt, ...] = ()
+  avoid: frozenset = frozenset()
+  seed: int = 0
+
+@dataclass
+class Compiled:
+  task: Task
+  opts: tuple[Opt, ...]|None     # None: no valid proposal, nothing to record
+  status: str                    # 'ok' | 'compile_error' | 'timeout' | 'none'
+  prg: UOp|None = None
+  compile_s: float = 0.0
+  error: str|None = None
+  lib_hash: str|None = None
+
+class CompileTimeout(Exception): pass
+def _alarm(*_): raise CompileTimeout()
+
+_W: dict = {}
+def _init(ren:Renderer, blobs:dict[str, bytes], timeout_s:int):
+  Context(ALLOW_DEVICE_USAGE=0, VIZ=0, TRACK_MATCH_STATS=0).__enter__()
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+  _W.update(ren=ren, blobs=blobs, asts={}, timeout=timeout_s)
+
+def _base(key:str) -> Scheduler:
+  if key not in _W["asts"]: _W["asts"][key] = Kernel.ast_from_blob(_W["blobs"][key])
+  return scheduler(_W["asts"][key], _W["ren"])
+
+def compile_opts(base:Scheduler, opts:tuple[Opt, ...]) -> UOp:
+  """Lower and compile `opts` on a kernel, as _try_compile does for BEAM. Raises on invalid opts or compiler failure."""
+  k = replay(base, opts)
+  if k is None: raise ValueError(f"opts do not apply: {opts}")
+  ast = k.get_optimized_ast()
+  dev = base.ren.target.device
+  ast = ast.substitute({p: p.replace(arg=replace(p.arg, device=dev)) for p in ast.toposort() if p.op is Ops.PARAM})
+  try: return cg.to_program(ast, base.ren)
+  finally: cg.to_program_cache.clear()  # a worker compiles thousands of programs; the cache would only grow
+
+def run_task(task:Task) -> Compiled:
+  rng = random.Random(task.seed)
+  try: base = _base(task.key)
+  except Exception as e: return Compiled(task, None, "none", error=f"kernel setup failed: {e}")
+  try: opts = propose(base, task.kind, rng, task.parent, task.avoid)
+  except Exception as e: return Compiled(task, None, "none", error=f"proposal failed: {type(e).__name__}: {e}")
+  if opts is None: return Compiled(task, None, "none")
+  signal.signal(signal.SIGALRM, _alarm)
+  signal.alarm(_W["timeout"])
+  st = time.perf_counter()
+  try:
+    prg = compile_opts(base, opts)
+    return Compiled(task, opts, "ok", prg, time.perf_counter()-st, lib_hash=hashlib.sha1(prg.src[3].arg).hexdigest())
+  except CompileTimeout: return Compiled(task, opts, "timeout", compile_s=time.perf_counter()-st, error=f"compile exceeded {_W['timeout']} s")
+  except Exception as e:
+    return Compiled(task, opts, "compile_error", compile_s=time.perf_counter()-st,
+                    error=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-2)}")
+  finally: signal.alarm(0)
+
+def make_pool(workers:int, ren:Renderer, kernels:list[dict], timeout_s:int=20) -> ProcessPoolExecutor:
+  """A spawned pool (forking a process that holds a device context is unsafe) that knows every kernel's AST up front."""
+  blobs = {k["key"]: k["ast"] for k in kernels}
+  return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init, initargs=(ren, blobs, timeout_s))

@@ -1,0 +1,121 @@
+"""The kernel corpus: named variants of workloads and networks, and their extraction to deduplicated kernels."""
+from __future__ import annotations
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Iterable
+from dataset.workloads import BUILDERS
+from dataset.kernel import Kernel, kernel_asts
+
+@dataclass(frozen=True)
+class Variant:
+  workload: str            # builder name in workloads.BUILDERS or networks.NETWORKS
+  family: str              # reporting family: op family or network
+  params: tuple            # sorted (name, value) pairs
+  small: bool              # cheap enough for the CPU device
+  @property
+  def name(self) -> str:
+    p = "".join(f":{k}={_fmt(v)}" for k, v in self.params if k != "dtype")
+    return f"{self.workload}{p}:{dict(self.params).get('dtype', 'fp32')}"
+  def build(self, device:str|None=None) -> list:
+    return builder(self.workload)(**dict(self.params), device=device)
+
+def _fmt(v) -> str: return str(int(v)) if isinstance(v, bool) else str(v)
+
+def builder(workload:str) -> Callable:
+  from dataset.networks import NETWORKS
+  if (b := BUILDERS.get(workload) or NETWORKS.get(workload)) is None:
+    raise KeyError(f"unknown workload {workload!r}; known: {', '.join(sorted([*BUILDERS, *NETWORKS]))}")
+  return b
+
+def V(workload:str, family:str|None=None, small=False, **params) -> Variant:
+  return Variant(workload, family or workload, tuple(sorted(params.items())), small)
+
+def _grid(workload:str, family:str|None=None, small=False, dtypes=("fp16", "fp32"), **lists) -> list[Variant]:
+  keys = list(lists)
+  return [V(workload, family, small, dtype=dt, **dict(zip(keys, vals))) for dt in dtypes for vals in itertools.product(*lists.values())]
+
+def _conv(n, c, h, k, ks, s=1, p=None, d=1, g=1, dtypes=("fp16", "fp32"), small=False, workload="conv2d") -> list[Variant]:
+  p = (ks//2)*d if p is None else p
+  return [V(workload, "conv2d", small, n=n, c=c, h=h, w=h, k=k, ks=ks, stride=s, padding=p, dilation=d, groups=g, dtype=dt) for dt in dtypes]
+
+def build_corpus() -> list[Variant]:
+  """Every corpus variant. `small` ones form the CPU corpus; the rest are at the sizes real networks run at."""
+  vs: list[Variant] = []
+  # conv2d: stride, padding, dilation, groups (incl. depthwise), 1x1 and the 7x7 s2 stem
+  for n in (8, 32):
+    vs += _conv(n, 64, 56, 64, 3) + _conv(n, 128, 56, 128, 3, s=2) + _conv(n, 256, 56, 64, 1) + _conv(n, 64, 56, 256, 1)
+    vs += _conv(n, 3, 224, 64, 7, s=2, p=3) + _conv(n, 192, 28, 192, 3, g=192) + _conv(n, 128, 28, 128, 3, g=4)
+    vs += _conv(n, 64, 56, 64, 3, d=2) + _conv(n, 64, 56, 64, 3, p=0) + _conv(n, 96, 56, 96, 5, g=96)
+  vs += _conv(8, 512, 14, 512, 3) + _conv(8, 1024, 14, 256, 1) + _conv(8, 256, 28, 256, 3, s=2)
+  vs += [V("conv2d_bias_relu", "conv2d_fused", n=n, c=c, h=h, w=h, k=k, ks=ks, stride=1, padding=ks//2, dtype=dt)
+         for n in (8, 32) for c, h, k, ks in ((64, 56, 64, 3), (256, 28, 128, 1)) for dt in ("fp16", "fp32")]
+  # matrix products: bmm; gemm with alpha/beta and transposed A/B
+  vs += _grid("bmm", b=[16, 64], m=[512], k=[64], n=[512]) + _grid("bmm", b=[96], m=[128], k=[128], n=[128])
+  vs += _grid("gemm", m=[1024, 2048], k=[1024, 2048], n=[1024])
+  vs += _grid("gemm", m=[4096], k=[4096], n=[4096], dtypes=("fp16",)) + _grid("gemm", m=[2048], k=[2048], n=[2048], dtypes=("fp32",))
+  vs += [V("gemm", alpha=1.5, beta=0.5, trans_a=ta, trans_b=tb, m=1024, k=1024, n=1024, dtype=dt)
+         for ta, tb in ((False, True), (True, False), (True, True)) for dt in ("fp16", "fp32")]
+  # normalization
+  vs += _grid("softmax", rows=[4096, 16384], cols=[1024, 4096], log=[False, True], dtypes=("fp32", "fp16"))
+  vs += _grid("layernorm", rows=[8192, 32768], cols=[768, 1024], dtypes=("fp32", "fp16"))
+  # other ops
+  vs += _grid("attention", b=[8], heads=[12], seq=[256, 512], dim=[64], causal=[False, True])
+  vs += _grid("maxpool", n=[8, 32], c=[64], h=[112], w=[112], ks=[3], stride=[2], padding=[1]) + _grid("maxpool", n=[32], c=[128], h=[56], w=[56], ks=[2], stride=[2], padding=[0])
+  # backward kernels
+  vs += _grid("conv2d_backward", "backward", n=[8, 32], c=[64], h=[28], w=[28], k=[64], ks=[3], stride=[1], padding=[1])
+  vs += _grid("conv2d_backward", "backward", n=[8], c=[128], h=[28], w=[28], k=[128], ks=[3], stride=[2], padding=[1])
+  vs += _grid("softmax_backward", "backward", rows=[4096], cols=[1024, 4096])
+  vs += _grid("layernorm_backward", "backward", rows=[4096, 8192], cols=[768, 1024])
+  # whole networks, several batch sizes, fp32 and fp16
+  vs += _grid("resnet50", batch=[1, 16])
+  vs += _grid("cvt_block", batch=[1, 16])
+  vs += _grid("gpt2_block", batch=[1, 8])
+  # the CPU corpus: the same workloads at sizes the CPU device times in milliseconds
+  vs += _conv(2, 16, 16, 16, 3, dtypes=("fp32",), small=True) + _conv(2, 16, 16, 32, 3, s=2, dtypes=("fp32",), small=True)
+  vs += _conv(2, 32, 16, 16, 1, dtypes=("fp32",), small=True) + _conv(2, 32, 16, 32, 3, g=32, dtypes=("fp32",), small=True)
+  vs += _conv(1, 3, 64, 16, 7, s=2, p=3, dtypes=("fp32",), small=True) + _conv(2, 16, 16, 16, 3, d=2, dtypes=("fp32",), small=True)
+  vs += _conv(2, 16, 16, 16, 3, g=4, dtypes=("fp32",), small=True)
+  vs += [V("conv2d_bias_relu", "conv2d_fused", True, n=2, c=16, h=16, w=16, k=16, ks=3, stride=1, padding=1, dtype="fp32")]
+  vs += _grid("bmm", small=True, b=[4], m=[64], k=[32], n=[64], dtypes=("fp32",))
+  vs += _grid("gemm", small=True, m=[128, 256], k=[128], n=[128], dtypes=("fp32",))
+  vs += [V("gemm", small=True, alpha=2.0, beta=0.5, trans_a=True, trans_b=True, m=128, k=64, n=128, dtype="fp32")]
+  vs += _grid("softmax", small=True, rows=[256], cols=[256], log=[False, True], dtypes=("fp32",))
+  vs += _grid("layernorm", small=True, rows=[512], cols=[256], dtypes=("fp32",))
+  vs += _grid("attention", small=True, b=[1], heads=[2], seq=[64], dim=[32], causal=[False, True], dtypes=("fp32",))
+  vs += _grid("maxpool", small=True, n=[2], c=[16], h=[32], w=[32], ks=[3], stride=[2], padding=[1], dtypes=("fp32",))
+  vs += _grid("conv2d_backward", "backward", True, n=[2], c=[8], h=[8], w=[8], k=[8], ks=[3], stride=[1], padding=[1], dtypes=("fp32",))
+  vs += _grid("softmax_backward", "backward", True, rows=[128], cols=[128], dtypes=("fp32",))
+  vs += _grid("layernorm_backward", "backward", True, rows=[128], cols=[128], dtypes=("fp32",))
+  vs += [V("resnet50", small=True, batch=1, image=32, dtype="fp32"), V("cvt_block", small=True, batch=1, tokens_hw=8, dtype="fp32"),
+         V("gpt2_block", small=True, batch=1, seq=32, dim=128, heads=2, dtype="fp32")]
+  return vs
+
+CORPUS: list[Variant] = build_corpus()
+
+def select(names:str, device:str) -> list[Variant]:
+  """Pick variants by a comma list of variant names, workloads, families, 'all' (full-size), 'small' (CPU), or 'default'
+  (all on a GPU, small on the CPU). Raises KeyError naming what is unknown."""
+  out: list[Variant] = []
+  for tok in [t.strip() for t in names.split(",") if t.strip()]:
+    if tok == "default": tok = "small" if device == "CPU" else "all"
+    if tok == "all": hit = [v for v in CORPUS if not v.small]
+    elif tok == "small": hit = [v for v in CORPUS if v.small]
+    else:
+      hit = [v for v in CORPUS if tok in (v.name, v.workload, v.family)]
+      # a family or workload name selects its tier for the device: full-size on a GPU, small on the CPU
+      if len({v.name for v in hit}) > 1 and not any(v.name == tok for v in hit):
+        hit = [v for v in hit if v.small == (device == "CPU")] or hit
+    if not hit: raise KeyError(f"unknown kernel {tok!r}: use --list to see the corpus (families: {', '.join(sorted({v.family for v in CORPUS}))})")
+    out += [v for v in hit if v not in out]
+  return out
+
+def extract(variants:Iterable[Variant], device:str, seen:set[str]|None=None) -> Iterable[tuple[Variant, list[Kernel]]]:
+  """Kernels of each variant, deduplicated by AST key across the whole call (and against `seen`)."""
+  seen = set() if seen is None else seen
+  for v in variants:
+    ks = []
+    for i, ast in enumerate(kernel_asts(*v.build(device))):
+      if (key := ast.key.hex()) in seen: continue
+      seen.add(key)
+      ks.append(Kernel(key, ast, f"{v.name}#{i}", v.family, v.workload))
+    yield v, ks

@@ -1,0 +1,75 @@
+"""Target devices: which one to use, what it is (name, arch, properties for the cost model), and flushing its caches."""
+from __future__ import annotations
+import ctypes, os, platform, functools
+import numpy as np
+from tinygrad import Device
+from tinygrad.helpers import Target
+from tinygrad.renderer import Renderer
+
+DEVICES = ("CUDA", "CPU")
+
+class DeviceError(RuntimeError): pass
+
+@functools.cache
+def available(name:str) -> bool:
+  try: Device[name]
+  except Exception: return False
+  return True
+
+def default_device() -> str: return "CUDA" if available("CUDA") else "CPU"
+
+def open_device(name:str):
+  if name not in DEVICES: raise DeviceError(f"unknown device {name!r}: choose one of {', '.join(DEVICES)}")
+  try: return Device[name]
+  except Exception as e: raise DeviceError(f"device {name} is not available here ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from e
+
+def renderer_for(device:str, arch:str|None=None) -> Renderer:
+  """The renderer kernels are scheduled with. With `arch` (e.g. sm_90) and no such device present, a CUDA renderer is built offline:
+  it renders and compiles (NVRTC) without a GPU, which is all that featurizing and scheduling need."""
+  if device == "CUDA" and (arch is not None or not available("CUDA")):
+    from tinygrad.renderer.cstyle import CUDARenderer
+    return CUDARenderer(Target("CUDA", "", arch or "sm_90"))
+  return open_device(device).renderer
+
+def _cu_attr(dev, attr:int) -> int:
+  from tinygrad.runtime.autogen import cuda
+  v = ctypes.c_int32()
+  cuda.cuDeviceGetAttribute(ctypes.byref(v), attr, dev.cu_device)
+  return v.value
+
+def device_info(device:str) -> tuple[str, str, dict]:
+  """(device name, arch, properties): properties are cost-model inputs, so one feature schema spans devices."""
+  d = open_device(device)
+  if device == "CUDA":
+    from tinygrad.runtime.autogen import cuda
+    buf = ctypes.create_string_buffer(256)
+    cuda.cuDeviceGetName(buf, 256, d.cu_device)
+    sms, clk, mclk, bus, l2 = (_cu_attr(d, a) for a in (16, 13, 36, 37, 38))
+    cc = (_cu_attr(d, 75), _cu_attr(d, 76))
+    props = {"sm_count": sms, "clock_mhz": clk/1e3, "mem_bw_gbs": 2*mclk*1e3*bus/8/1e9, "l2_bytes": l2,
+             "smem_per_block": _cu_attr(d, 97), "fp32_tflops": sms*128*2*clk*1e3/1e12,
+             "fp16_tc_tflops": sms*1024*2*clk*1e3/1e12 if cc[0] >= 9 else sms*512*2*clk*1e3/1e12}
+    return buf.value.decode(), f"sm_{cc[0]}{cc[1]}", props
+  name = platform.processor() or platform.machine()
+  try: name = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+  except (OSError, StopIteration): pass
+  return name, platform.machine(), {"sm_count": os.cpu_count() or 1, "clock_mhz": 0.0, "mem_bw_gbs": 0.0, "l2_bytes": 0,
+                                    "smem_per_block": 0, "fp32_tflops": 0.0, "fp16_tc_tflops": 0.0}
+
+class L2Flush:
+  """Evicts the last-level cache between timed runs. tinygrad's own clear writes 4 MB on CUDA, far less than a Hopper L2 (50-60 MB),
+  so on CUDA a buffer of twice the L2 is memset; on the CPU a 64 MB host array is rewritten."""
+  def __init__(self, device:str):
+    self.device, self.d = device, Device[device]
+    if device == "CUDA":
+      from tinygrad.runtime.autogen import cuda
+      self.cuda, self.n = cuda, max(2*_cu_attr(self.d, 38), 64 << 20)
+      self.buf = self.d.allocator.alloc(self.n)
+    else: self.host = np.empty(64 << 20, dtype=np.uint8)
+    self.i = 0
+  def __call__(self):
+    self.i += 1
+    if self.device == "CUDA":
+      self.cuda.cuCtxSetCurrent(self.d.context)
+      self.cuda.cuMemsetD32_v2(self.buf, self.i, self.n//4)
+    else: self.host.fill(self.i & 0xff)

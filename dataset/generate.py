@@ -1,0 +1,276 @@
+"""generate-dataset: measure opt sequences of corpus kernels on a device, into a crash-safe, resumable store.
+
+The process that owns the device runs under a supervisor: a config that crashes it (a segfaulting CPU kernel, a CUDA error that
+poisons the context) or hangs it (no heartbeat for --hang-timeout) is killed, recorded from its pending row, and the run resumes."""
+from __future__ import annotations
+import argparse, json, math, os, random, signal, subprocess, sys, time
+from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from tqdm import tqdm
+from dataset.corpus import CORPUS, Variant, extract, select
+from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
+from dataset.plan import KernelPlan
+from dataset.compile import Task, Compiled, make_pool
+from dataset.store import Store, StoreError
+from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for, L2Flush
+from dataset.timing import Bench
+
+EXIT_RESTART = 3   # the child asks to be restarted (device context unusable)
+
+class Generator:
+  def __init__(self, store:Store, variants:list[Variant], device:str, samples:int, seed:int=0, workers:int|None=None,
+               deadline:float=math.inf, check_frac:float=0.1, early_factor:float=4.0, cap_s:float=1.0, compile_timeout:int=20,
+               heartbeat:Path|None=None, progress:bool=True):
+    self.store, self.device, self.samples, self.deadline, self.heartbeat = store, device, samples, deadline, heartbeat
+    self.check_frac, self.early_factor, self.cap_s, self.progress = check_frac, early_factor, cap_s, progress
+    self.rng = random.Random(seed)
+    self.workers = workers or max(1, (os.cpu_count() or 2) - 1)
+    self.compile_timeout = compile_timeout
+    self.tg_version = TINYGRAD_VERSION
+    open_device(device)
+    self.dev_name, self.arch, props = device_info(device)
+    store.add_device(self.dev_name, self.arch, props)
+    self.variants = variants
+    self.stats = {"ok": 0, "failed": 0, "duplicates": 0, "empty": 0, "pool_restarts": 0}
+
+  def beat(self):
+    if self.heartbeat is not None: self.heartbeat.touch()
+
+  def extract(self):
+    seen = self.store.kernel_keys()
+    todo = [v for v in self.variants if not self.store.has_variant(v.name, self.device)]
+    for v, ks in tqdm(extract(todo, self.device, seen), total=len(todo), desc="extracting kernels", disable=not self.progress or not todo):
+      self.store.add_variant(v.name, self.device, ks, [(None, None)]*len(ks))
+      self.beat()
+
+  def run(self) -> dict:
+    self.extract()
+    kernels = self.store.kernels(self.device, [v.name for v in self.variants])
+    measured = self.store.measured(self.dev_name)
+    plans = {}
+    for k in kernels:
+      p = plans[k["key"]] = KernelPlan(k["key"], self.samples, random.Random(self.rng.getrandbits(32)))
+      p.load([(opts_from_json(o), s, t) for o, s, t in measured.get(k["key"], [])])
+    self.retry = {}
+    for key, opts, source in self.store.recover_pending(self.dev_name):
+      if key in plans:
+        o = opts_from_json(opts)
+        plans[key].seen.discard(o); plans[key].queue.insert(0, Task(key, "fixed", o, seed=0)); self.retry[(key, o)] = source
+    order = [k["key"] for k in kernels]
+    self.rng.shuffle(order)  # families interleave, so a budget-limited run still covers the whole corpus
+    order = [k for k in order if not plans[k].finished()]
+    todo = sum(max(0, plans[k].target - plans[k].done) for k in order)
+    if not order: return self._summary(0.0)
+    self.pool, self.kernels = make_pool(self.workers, renderer_for(self.device), kernels, self.compile_timeout), kernels
+    self.flush, self.benches, self.backlog = L2Flush(self.device), {}, {}
+    futures: dict = {}
+    active: list[str] = []
+    max_active, max_inflight = max(4, self.workers), 2*self.workers
+    st = time.perf_counter()
+    bar = tqdm(total=todo, desc=f"measuring on {self.device}", unit="cfg", disable=not self.progress, smoothing=0.05)
+    try:
+      while True:
+        self.beat()
+        if time.time() > self.deadline: break
+        while len(active) < max_active and order:
+          if not (p := plans[order.pop(0)]).finished():
+            active.append(p.key)
+            if p.done and () in p.seen: p.queue.insert(0, Task(p.key, "fixed", (), seed=0))  # resumed: rebuild the reference
+        # keep the pool busy: round-robin over active kernels
+        stalled = 0
+        while len(futures) < max_inflight and active and stalled < len(active):
+          key = active[len(futures) % len(active)] if stalled == 0 else active[(len(futures)+stalled) % len(active)]
+          if (task := plans[key].next_task()) is None: stalled += 1; continue
+          plans[key].inflight += 1
+          futures[self._submit(task)] = task
+        if not futures and not any(self.backlog.values()):
+          if not order and all(plans[k].inflight == 0 for k in active): break
+        done, _ = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED) if futures else (set(), None)
+        for f in done:
+          task = futures.pop(f)
+          plans[task.key].inflight -= 1
+          try: c = f.result()
+          except BrokenProcessPool:
+            self._restart_pool(futures, plans); break
+          before = plans[task.key].done
+          self._handle(plans[task.key], c)
+          bar.update(plans[task.key].done - before)
+          bar.set_postfix(ok=self.stats["ok"], failed=self.stats["failed"], ok_per_s=f"{self.stats['ok']/(time.perf_counter()-st):.1f}")
+        for key in [k for k in active if plans[k].finished() and plans[k].inflight == 0 and not self.backlog.get(k)]:
+          active.remove(key)
+          if (b := self.benches.pop(key, None)) is not None: b.release()
+    finally:
+      bar.close()
+      procs = list((getattr(self.pool, "_processes", None) or {}).values())
+      self.pool.shutdown(wait=False, cancel_futures=True)
+      for proc in procs: proc.kill()
+    return self._summary(time.perf_counter() - st)
+
+  def _summary(self, secs:float) -> dict:
+    return {**self.stats, "seconds": round(secs, 1), "ok_per_s": round(self.stats["ok"]/secs, 2) if secs else 0.0,
+            "device": self.dev_name, "arch": self.arch, "workers": self.workers}
+
+  def _submit(self, task:Task):
+    from dataset.compile import run_task
+    return self.pool.submit(run_task, task)
+
+  def _restart_pool(self, futures:dict, plans:dict):
+    """A worker died (a compiler crash): every task in flight is lost; requeue the fixed ones, start a new pool."""
+    self.stats["pool_restarts"] += 1
+    for t in futures.values():
+      plans[t.key].inflight -= 1
+      if t.kind in ("fixed", "hand") and self.stats["pool_restarts"] < 5: plans[t.key].queue.insert(0, t)
+    futures.clear()
+    self.pool.shutdown(wait=False, cancel_futures=True)
+    self.pool = make_pool(self.workers, renderer_for(self.device), self.kernels, self.compile_timeout)
+
+  def _bench(self, key:str) -> Bench:
+    if key not in self.benches:
+      ast = next(Kernel_ast(k) for k in self.kernels if k["key"] == key)
+      self.benches[key] = Bench(ast, self.device, self.flush, seed=self.rng.getrandbits(32))
+    return self.benches[key]
+
+  def _handle(self, p:KernelPlan, c:Compiled):
+    if c.opts is None: p.misses += 1; self.stats["empty"] += 1; return
+    b = self._bench(p.key)
+    if c.opts == () and b.ref is None:
+      # the unoptimized kernel is the correctness reference: set it before anything of this kernel is checked
+      b.ref = {}
+      if c.status == "ok":
+        try: b.set_reference(c.prg)
+        except Exception as e: print(f"\nreference run failed for {p.key[:12]}: {e}", file=sys.stderr)
+        if (est := c.prg.src[0].arg.estimates) is not None:
+          self.store.db.execute("UPDATE kernels SET flops=?, bytes=? WHERE key=?", (_num(est.ops), _num(est.mem), p.key))
+      for cc in self.backlog.pop(p.key, []): self._handle(p, cc)
+    elif c.status == "ok" and b.ref is None:
+      self.backlog.setdefault(p.key, []).append(c); return
+    if c.opts in p.seen and (p.key, c.opts) not in self.retry: p.misses += 1; self.stats["duplicates"] += 1; return
+    if c.status == "ok" and c.lib_hash in p.libs: p.misses += 1; self.stats["duplicates"] += 1; return
+    p.misses = 0
+    p.seen.add(c.opts)
+    if c.task.kind == "hand": p.on_hand(c.opts)
+    source = self.retry.pop((p.key, c.opts), None) or c.task.kind
+    meta = dict(kernel=p.key, opts=opts_to_json(c.opts), device=self.dev_name, arch=self.arch, tinygrad=self.tg_version, source=source)
+    if c.status != "ok":
+      if (rid := self.store.retry(p.key, meta["opts"], self.dev_name)) is not None: self.store.finish(rid, c.status, compile_s=c.compile_s, error=c.error)
+      else: self.store.record(**meta, status=c.status, compile_s=c.compile_s, error=c.error)
+      p.done += 1; self.stats["failed"] += 1; return
+    p.libs.add(c.lib_hash)
+    rid = self.store.retry(p.key, meta["opts"], self.dev_name) or self.store.begin(**meta)
+    if rid is None: return
+    try:
+      times, early = b.time(c.prg, early_stop=min(self.early_factor*p.best, self.cap_s))
+      t = min(times)
+      checked, err = None, None
+      if c.opts == (): checked = bool(b.ref)
+      elif b.ref and (t < p.best or p.rng.random() < self.check_frac):
+        err = b.check(c.prg); checked = err is None
+    except Exception as e:
+      self.store.finish(rid, "runtime_error", compile_s=c.compile_s, error=f"{type(e).__name__}: {e}")
+      p.done += 1; self.stats["failed"] += 1
+      if self.device != "CPU": sys.exit(EXIT_RESTART)  # a device error can leave the context unusable: restart clean
+      return
+    status = "wrong" if err is not None else "ok"
+    self.store.finish(rid, status, t, times, early, c.compile_s, checked, err)
+    p.done += 1
+    if status == "ok": p.ok.append((t, c.opts)); self.stats["ok"] += 1
+    else: self.stats["failed"] += 1
+
+def Kernel_ast(row:dict):
+  from dataset.kernel import Kernel
+  return Kernel.ast_from_blob(row["ast"])
+
+def _num(x) -> float|None:
+  try: return float(x)
+  except (TypeError, ValueError): return None
+
+# *** command line ***
+
+def parse_args(argv=None) -> argparse.Namespace:
+  ap = argparse.ArgumentParser("generate-dataset", description=__doc__.split("\n")[0])
+  ap.add_argument("--device", choices=["CUDA", "CPU"], default=None, help="default: CUDA if present, else CPU")
+  ap.add_argument("--kernels", default="default", help="comma list of variant names, workloads, families; 'all' (full size), "
+                  "'small' (CPU sizes), 'default' (all on a GPU, small on the CPU)")
+  ap.add_argument("--list", action="store_true", help="list the corpus and exit")
+  ap.add_argument("--samples-per-kernel", type=int, default=100)
+  ap.add_argument("--time-budget", type=float, default=None, help="seconds; stop cleanly when spent (resumable)")
+  ap.add_argument("--out", default=None, help="SQLite store (default: dataset/data/<device>.sqlite)")
+  ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--workers", type=int, default=None, help="compile processes (default: cores - 1)")
+  ap.add_argument("--check-frac", type=float, default=0.1, help="share of configs checked against the unoptimized kernel "
+                  "(every new best is checked regardless)")
+  ap.add_argument("--hang-timeout", type=float, default=120.0, help="seconds without progress before the run is restarted")
+  ap.add_argument("--no-progress", action="store_true")
+  ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
+  ap.add_argument("--_deadline", type=float, default=math.inf, help=argparse.SUPPRESS)
+  a = ap.parse_args(argv)
+  if a.samples_per_kernel < 1: ap.error("--samples-per-kernel must be >= 1")
+  return a
+
+def list_corpus():
+  for v in CORPUS: print(f"{v.family:<16} {'small' if v.small else 'full ':<6} {v.name}")
+
+def fail(msg:str) -> int:
+  print(f"generate-dataset: error: {msg}", file=sys.stderr)
+  return 2
+
+def main(argv=None) -> int:
+  a = parse_args(argv)
+  if a.list: list_corpus(); return 0
+  try: device = a.device or default_device()
+  except DeviceError as e: return fail(str(e))
+  out = Path(a.out or f"dataset/data/{device.lower()}.sqlite")
+  if a._child: return child(a, device, out)
+  try:
+    open_device(device)
+    select(a.kernels, device)
+    Store(out).close()
+  except (DeviceError, StoreError) as e: return fail(str(e))
+  except KeyError as e: return fail(e.args[0])
+  except OSError as e: return fail(f"cannot write {out}: {e.strerror or e}")
+  return supervise(a, device, out, argv if argv is not None else sys.argv[1:])
+
+def child(a, device:str, out:Path) -> int:
+  store = Store(out)
+  try:
+    g = Generator(store, select(a.kernels, device), device, a.samples_per_kernel, a.seed, a.workers, a._deadline,
+                  a.check_frac, heartbeat=out.with_suffix(".heartbeat"), progress=not a.no_progress)
+    summary = g.run()
+  finally: store.close(compact=True)
+  print(json.dumps({"summary": summary}))
+  return 0
+
+def _set_pdeathsig():
+  try:
+    import ctypes
+    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the child dies with its supervisor
+  except OSError: pass
+
+def supervise(a, device:str, out:Path, argv:list[str]) -> int:
+  deadline = time.time() + a.time_budget if a.time_budget is not None else math.inf
+  hb, fails = out.with_suffix(".heartbeat"), 0
+  while True:
+    before = _progress(out)
+    cmd = [sys.executable, "-m", "dataset.generate", *argv, "--_child", "--_deadline", str(deadline), "--device", device, "--out", str(out)]
+    hb.touch()
+    proc = subprocess.Popen(cmd, preexec_fn=_set_pdeathsig)
+    while (rc := proc.poll()) is None:
+      time.sleep(1.0)
+      if time.time() - hb.stat().st_mtime > a.hang_timeout:
+        print(f"\ngenerate-dataset: no progress for {a.hang_timeout:.0f} s: killing the run, recording the config as hung, resuming", file=sys.stderr)
+        proc.kill(); proc.wait(); rc = -9; break
+    if rc == 0: hb.unlink(missing_ok=True); return 0
+    fails = 0 if _progress(out) > before else fails + 1
+    if fails >= 3: print("generate-dataset: error: the run keeps failing without progress; giving up", file=sys.stderr); return 1
+    if time.time() > deadline: return 0
+    print(f"generate-dataset: run exited with {rc}; resuming", file=sys.stderr)
+
+def _progress(out:Path) -> int:
+  try:
+    s = Store(out, readonly=True)
+    try: return s.db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
+    finally: s.close()
+  except StoreError: return 0
+
+if __name__ == "__main__": sys.exit(main())

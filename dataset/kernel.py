@@ -1,0 +1,52 @@
+"""A kernel: one tinygrad kernel AST, and the Scheduler view that opt sequences act on."""
+from __future__ import annotations
+import functools, importlib.metadata, pickle, zlib
+from dataclasses import dataclass, field
+from tinygrad import Tensor
+from tinygrad.uop.ops import UOp, Ops, graph_rewrite
+from tinygrad.renderer import Renderer
+from tinygrad.codegen.opt import Opt, OptOps
+from tinygrad.codegen.opt.postrange import Scheduler
+import tinygrad.codegen as cg
+
+TINYGRAD_VERSION = importlib.metadata.version("tinygrad")
+
+@dataclass(frozen=True)
+class Kernel:
+  key: str              # ast.key hex: stable content hash of the raw kernel AST within a tinygrad version
+  ast: UOp              # raw AST, exactly as the schedule hands it to codegen (what the tuned-kernel cache matches)
+  name: str             # variant name and index in its schedule, e.g. "softmax:cols=1024:log=0:rows=4096:fp32#1"
+  family: str           # op family ("conv2d", "gemm", ...) or network ("resnet50", ...)
+  workload: str         # workload that produced it
+  meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+  def blob(self) -> bytes: return zlib.compress(pickle.dumps(self.ast), 9)
+  @staticmethod
+  def ast_from_blob(b:bytes) -> UOp: return pickle.loads(zlib.decompress(b))
+
+def kernel_asts(*outs:Tensor) -> list[UOp]:
+  """Kernel ASTs of realizing `outs`, without running anything. Rebinds the tensors: build them on Tensor.empty."""
+  lin = outs[0].schedule_linear(*outs[1:])
+  return [c.src[0] for c in lin.src if c.src[0].op is Ops.SINK]
+
+@functools.lru_cache(maxsize=512)
+def prepare(ast:UOp) -> UOp:
+  """The range passes `full_rewrite_to_sink` runs before its Scheduler: opts chosen on this AST replay on the same axes in a real run."""
+  s = graph_rewrite(ast, cg.multi_pm, name="multi_pm")
+  s = graph_rewrite(s, cg.pm_mops, name="early movement ops", bottom_up=True)
+  s = graph_rewrite(s, cg.pm_load_collapse, name="load collapse")
+  s = graph_rewrite(s, cg.pm_split_ranges+cg.pm_flatten_range, ctx={}, name="split ranges")
+  s = graph_rewrite(s, cg.sym+cg.pm_flatten_range, name="initial symbolic")
+  return graph_rewrite(s, cg.pm_flatten_range+cg.pm_simplify_ranges, ctx={}, name="simplify ranges")
+
+def scheduler(ast:UOp, ren:Renderer, opts:tuple[Opt, ...]=()) -> Scheduler:
+  """Scheduler as the pipeline builds it, with `opts` applied. Raises KernelOptError for an invalid sequence."""
+  k = Scheduler(prepare(ast), ren)
+  k.convert_loop_to_global()
+  for o in opts: k.apply_opt(o)
+  return k
+
+# opts as plain JSON-able lists: [["UPCAST", 0, 4], ["TC", 0, [-1, 2, 1]], ...]
+def opts_to_json(opts) -> list: return [[o.op.name, o.axis, list(o.arg) if isinstance(o.arg, tuple) else o.arg] for o in opts]
+def opts_from_json(js) -> tuple[Opt, ...]:
+  return tuple(Opt(OptOps[op], axis, tuple(arg) if isinstance(arg, list) else arg) for op, axis, arg in js)

@@ -1,0 +1,53 @@
+"""Per-kernel sampling plan: what to propose next, given what has been measured. The mix covers both the bad and the
+near-optimal regions: the unoptimized kernel, tinygrad's hand-coded choice and its prefixes, random walks of depth 1-8,
+BEAM-style expansion of the best measured configs (so every prefix of a trajectory is measured), and mutations of the best."""
+from __future__ import annotations
+import math, random
+from dataclasses import dataclass, field
+from tinygrad.codegen.opt import Opt
+from dataset.compile import Task
+
+MIX = {"random": 0.3, "expand": 0.35, "mutate": 0.35}
+BEAM_WIDTH = 3
+
+@dataclass
+class KernelPlan:
+  key: str
+  target: int                                   # records wanted for this kernel
+  rng: random.Random
+  done: int = 0                                 # finished records (any status)
+  inflight: int = 0
+  seen: set = field(default_factory=set)        # opt tuples measured or in flight
+  libs: set = field(default_factory=set)        # compiled binaries already timed (different opts, same code)
+  ok: list = field(default_factory=list)        # (time_s, opts) of ok records
+  queue: list = field(default_factory=list)     # tasks that must go first (unoptimized, hand-coded, prefixes, retries)
+  started: bool = False
+  misses: int = 0                               # proposals that came back empty or duplicate, in a row
+
+  def load(self, rows:list[tuple[tuple[Opt, ...], str, float|None]]):
+    """Resume from stored records."""
+    for opts, status, t in rows:
+      self.seen.add(opts); self.done += 1
+      if status == "ok" and t is not None: self.ok.append((t, opts))
+    self.started = self.done > 0
+
+  @property
+  def best(self) -> float: return min((t for t, _ in self.ok), default=math.inf)
+  def top(self, n:int) -> list[tuple[Opt, ...]]: return [o for _, o in sorted(self.ok, key=lambda x: x[0])[:n]]
+  def finished(self) -> bool: return self.done >= self.target or self.misses > 60
+
+  def next_task(self) -> Task|None:
+    if self.done + self.inflight >= self.target: return None
+    seed = self.rng.getrandbits(31)
+    if not self.started:
+      self.started = True
+      self.queue += [Task(self.key, "fixed", (), seed=seed), Task(self.key, "hand", seed=seed+1)]
+    if self.queue: return self.queue.pop(0)
+    top = self.top(BEAM_WIDTH)
+    kind = self.rng.choices(list(MIX), weights=list(MIX.values()))[0] if any(top) else "random"
+    parent = () if kind == "random" else self.rng.choices(top, weights=[0.5, 0.3, 0.2][:len(top)])[0]
+    return Task(self.key, kind, parent, frozenset(self.seen), seed)
+
+  def on_hand(self, opts:tuple[Opt, ...]):
+    """Hand-coded opts arrived: measure every prefix too."""
+    self.queue[:0] = [Task(self.key, "fixed", opts[:i], seed=i) for i in range(1, len(opts)) if opts[:i] not in self.seen]

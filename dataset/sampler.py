@@ -1,0 +1,85 @@
+"""Opt-sequence proposals over tinygrad 0.14's action space. Actions are drawn lazily, one valid child at a time, rather than
+enumerating every child with get_kernel_actions (0.03-0.2 s a call): a proposal costs a few apply_opt calls."""
+from __future__ import annotations
+import random
+from tinygrad.codegen.opt import Opt, OptOps, KernelOptError
+from tinygrad.codegen.opt.postrange import Scheduler
+from tinygrad.codegen.opt.search import actions as TG_ACTIONS
+from tinygrad.codegen.opt.heuristic import hand_coded_optimizations
+from tinygrad.uop.ops import AxisType
+from tinygrad.helpers import prod
+
+ACTIONS: list[Opt] = list(TG_ACTIONS)
+TC_ACTIONS: list[Opt] = [a for a in ACTIONS if a.op is OptOps.TC]
+MAX_UPCAST, MAX_LOCAL = 256, 1024   # get_kernel_actions' BEAM_UPCAST_MAX / BEAM_LOCAL_MAX defaults
+
+def within_limits(k:Scheduler) -> bool:
+  """The size limits get_kernel_actions puts on BEAM's children."""
+  tc = getattr(k, "tensor_core", None)
+  tc_up = prod(tc.dims)//tc.threads if tc is not None else 1
+  up = prod(s for s, t in zip(k.full_shape, k.axis_types) if t in (AxisType.UPCAST, AxisType.UNROLL))
+  lcl = prod(s for s, t in zip(k.full_shape, k.axis_types) if t in (AxisType.WARP, AxisType.LOCAL, AxisType.GROUP_REDUCE))
+  return up//tc_up <= MAX_UPCAST and lcl <= MAX_LOCAL
+
+def try_apply(k:Scheduler, opt:Opt) -> Scheduler|None:
+  k2 = k.copy()
+  try: k2.apply_opt(opt)
+  except (KernelOptError, AssertionError, IndexError, ValueError, ZeroDivisionError): return None
+  return k2 if within_limits(k2) else None
+
+def replay(base:Scheduler, opts) -> Scheduler|None:
+  k = base
+  for o in opts:
+    if (k := try_apply(k, o)) is None: return None
+  return k
+
+def random_child(k:Scheduler, rng:random.Random, tries:int=48, tc_prob:float=0.0) -> tuple[Opt, Scheduler]|None:
+  """One uniformly drawn valid action from `k`, or None when `tries` draws find none."""
+  if tc_prob > 0 and not k.applied_opts and rng.random() < tc_prob:
+    for a in rng.sample(TC_ACTIONS, len(TC_ACTIONS)):
+      if (k2 := try_apply(k, a)) is not None: return a, k2
+  for _ in range(tries):
+    a = rng.choice(ACTIONS)
+    if (k2 := try_apply(k, a)) is not None: return a, k2
+  return None
+
+def random_walk(base:Scheduler, rng:random.Random, depth:int, tc_prob:float=0.25) -> tuple[Opt, ...]:
+  k = base
+  for _ in range(depth):
+    if (step := random_child(k, rng, tc_prob=tc_prob)) is None: break
+    k = step[1]
+  return tuple(k.applied_opts[len(base.applied_opts):])
+
+def expand(base:Scheduler, parent:tuple[Opt, ...], rng:random.Random, avoid:frozenset=frozenset()) -> tuple[Opt, ...]|None:
+  """A BEAM step: the parent plus one valid action, preferring children not in `avoid`."""
+  if (k := replay(base, parent)) is None: return None
+  for _ in range(8):
+    if (step := random_child(k, rng, tc_prob=0.3)) is None: return None
+    child = parent + (step[0],)
+    if child not in avoid: return child
+  return None
+
+def mutate(base:Scheduler, parent:tuple[Opt, ...], rng:random.Random, tries:int=16) -> tuple[Opt, ...]|None:
+  """Replace, drop or add one action of `parent`; the result must replay validly."""
+  for _ in range(tries):
+    op, i = rng.choice(("replace", "drop", "add")), rng.randrange(len(parent)+1)
+    if op == "drop" and parent: cand = parent[:i] + parent[i+1:] if i < len(parent) else parent[:-1]
+    elif op == "replace" and parent: cand = parent[:min(i, len(parent)-1)] + (rng.choice(ACTIONS),) + parent[min(i, len(parent)-1)+1:]
+    else: cand = parent[:i] + (rng.choice(ACTIONS),) + parent[i:]
+    if cand != parent and replay(base, cand) is not None: return cand
+  return None
+
+def hand_coded(base:Scheduler) -> tuple[Opt, ...]:
+  return tuple(hand_coded_optimizations(base.copy()).applied_opts[len(base.applied_opts):])
+
+def propose(base:Scheduler, kind:str, rng:random.Random, parent:tuple[Opt, ...]=(), avoid:frozenset=frozenset()) -> tuple[Opt, ...]|None:
+  """One opt sequence of the given kind: 'fixed' (the parent itself), 'hand', 'random', 'expand' or 'mutate'."""
+  if kind == "fixed": return parent if replay(base, parent) is not None else None
+  if kind == "hand": return hand_coded(base)
+  if kind == "random":
+    for _ in range(4):
+      if (seq := random_walk(base, rng, rng.randint(1, 8))) not in avoid: return seq
+    return None
+  if kind == "expand": return expand(base, parent, rng, avoid)
+  if kind == "mutate": return mutate(base, parent, rng)
+  raise ValueError(f"unknown proposal kind {kind!r}")
