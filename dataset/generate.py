@@ -37,15 +37,8 @@ class Generator:
   def beat(self):
     if self.heartbeat is not None: self.heartbeat.touch()
 
-  def extract(self):
-    seen = self.store.kernel_keys()
-    todo = [v for v in self.variants if not self.store.has_variant(v.name, self.device)]
-    for v, ks in tqdm(extract(todo, self.device, seen), total=len(todo), desc="extracting kernels", disable=not self.progress or not todo):
-      self.store.add_variant(v.name, self.device, ks, [(None, None)]*len(ks))
-      self.beat()
-
   def run(self) -> dict:
-    self.extract()
+    extract_into(self.store, self.variants, self.device, self.progress, self.beat)
     kernels = self.store.kernels(self.device, [v.name for v in self.variants])
     measured = self.store.measured(self.dev_name)
     plans = {}
@@ -67,7 +60,7 @@ class Generator:
     futures: dict = {}
     active: list[str] = []
     max_active, max_inflight = max(4, self.workers), 2*self.workers
-    st = time.perf_counter()
+    st = last_log = time.perf_counter()
     bar = tqdm(total=todo, desc=f"measuring on {self.device}", unit="cfg", disable=not self.progress, smoothing=0.05)
     try:
       while True:
@@ -97,6 +90,10 @@ class Generator:
           self._handle(plans[task.key], c)
           bar.update(plans[task.key].done - before)
           bar.set_postfix(ok=self.stats["ok"], failed=self.stats["failed"], ok_per_s=f"{self.stats['ok']/(time.perf_counter()-st):.1f}")
+        if not self.progress and time.perf_counter() - last_log > 30:
+          last_log = time.perf_counter()
+          print(json.dumps({"t": round(last_log-st), **self.stats, "ok_per_s": round(self.stats["ok"]/(last_log-st), 2),
+                            "active": len(active), "left": len(order)}), flush=True)
         for key in [k for k in active if plans[k].finished() and plans[k].inflight == 0 and not self.backlog.get(k)]:
           active.remove(key)
           if (b := self.benches.pop(key, None)) is not None: b.release()
@@ -177,6 +174,14 @@ class Generator:
     if status == "ok": p.ok.append((t, c.opts)); self.stats["ok"] += 1
     else: self.stats["failed"] += 1
 
+def extract_into(store:Store, variants:list[Variant], device:str, progress:bool=True, beat=lambda: None):
+  """Extract the kernels of variants not yet in the store. Needs no device: scheduling runs nothing."""
+  seen = store.kernel_keys()
+  todo = [v for v in variants if not store.has_variant(v.name, device)]
+  for v, ks in tqdm(extract(todo, device, seen), total=len(todo), desc="extracting kernels", disable=not progress or not todo):
+    store.add_variant(v.name, device, ks, [(None, None)]*len(ks))
+    beat()
+
 def Kernel_ast(row:dict):
   from dataset.kernel import Kernel
   return Kernel.ast_from_blob(row["ast"])
@@ -193,6 +198,7 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--kernels", default="default", help="comma list of variant names, workloads, families; 'all' (full size), "
                   "'small' (CPU sizes), 'default' (all on a GPU, small on the CPU)")
   ap.add_argument("--list", action="store_true", help="list the corpus and exit")
+  ap.add_argument("--extract-only", action="store_true", help="only extract the selected kernels into --out (needs no device)")
   ap.add_argument("--samples-per-kernel", type=int, default=100)
   ap.add_argument("--time-budget", type=float, default=None, help="seconds; stop cleanly when spent (resumable)")
   ap.add_argument("--out", default=None, help="SQLite store (default: dataset/data/<device>.sqlite)")
@@ -218,10 +224,17 @@ def fail(msg:str) -> int:
 def main(argv=None) -> int:
   a = parse_args(argv)
   if a.list: list_corpus(); return 0
-  try: device = a.device or default_device()
-  except DeviceError as e: return fail(str(e))
+  device = a.device or default_device()
   out = Path(a.out or f"dataset/data/{device.lower()}.sqlite")
   if a._child: return child(a, device, out)
+  if a.extract_only:
+    try:
+      store = Store(out)
+      try: extract_into(store, select(a.kernels, device), device, not a.no_progress)
+      finally: store.close(compact=True)
+    except StoreError as e: return fail(str(e))
+    except KeyError as e: return fail(e.args[0])
+    return 0
   try:
     open_device(device)
     select(a.kernels, device)

@@ -8,7 +8,8 @@ DTYPES: dict[str, DType] = {"fp32": dtypes.float32, "fp16": dtypes.float16}
 
 def _e(*shape, dtype:str, device:str|None, grad=False) -> Tensor:
   t = Tensor.empty(*shape, dtype=DTYPES[dtype], device=device)
-  return t.requires_grad_() if grad else t
+  t.requires_grad = grad or None
+  return t
 
 def conv2d(n=8, c=64, h=56, w=56, k=64, ks=3, stride=1, padding=1, dilation=1, groups=1, dtype="fp16", device=None):
   x, wt = _e(n, c, h, w, dtype=dtype, device=device), _e(k, c//groups, ks, ks, dtype=dtype, device=device)

@@ -1,0 +1,63 @@
+"""dataset-stats: what a store holds: counts by status and family, devices, versions, and how far search beat hand-coded."""
+from __future__ import annotations
+import argparse, json, sys
+from dataset.store import Store, StoreError
+
+def stats(path:str) -> dict:
+  s = Store(path, readonly=True)
+  try: df, devices = s.frame(), s.devices()
+  finally: s.close()
+  ok = df[df.status == "ok"]
+  fam = {f: {"kernels": int(g.kernel.nunique()), "measurements_ok": int((g.status == "ok").sum()),
+             "measurements_failed": int((g.status != "ok").sum())} for f, g in df.groupby("family")}
+  # per kernel: best found vs tinygrad's hand-coded choice, and the spread of runtimes
+  per_kernel = []
+  for k, g in ok.groupby("kernel"):
+    hand = g[g.source == "hand"].time_s
+    per_kernel.append({"kernel": k, "name": g.name.iloc[0], "family": g.family.iloc[0], "n_ok": len(g), "best_s": float(g.time_s.min()),
+                       "median_s": float(g.time_s.median()), "worst_s": float(g.time_s.max()),
+                       "hand_s": float(hand.iloc[0]) if len(hand) else None})
+  beat = [r for r in per_kernel if r["hand_s"] is not None]
+  return {"path": str(path), "measurements_ok": int(len(ok)), "measurements_failed": int((df.status != "ok").sum()),
+          "status": {k: int(v) for k, v in df.status.value_counts().items()}, "kernels": int(df.kernel.nunique()),
+          "kernels_with_ok": int(ok.kernel.nunique()), "families": fam, "devices": sorted(df.device.unique().tolist()),
+          "archs": sorted(df.arch.dropna().unique().tolist()), "tinygrad_version": sorted(df.tinygrad.dropna().unique().tolist()),
+          "sources": {k: int(v) for k, v in ok.source.value_counts().items()},
+          "early_stopped": int(ok.early_stop.fillna(0).astype(bool).sum()), "checked_ok": int((df.checked == 1).sum()),
+          "best_vs_hand_geomean": _geomean([r["hand_s"]/r["best_s"] for r in beat]) if beat else None,
+          "kernels_best_beats_hand": sum(r["best_s"] < r["hand_s"] for r in beat),
+          "device_props": devices, "per_kernel": per_kernel}
+
+def _geomean(xs:list[float]) -> float:
+  import math
+  return math.exp(sum(math.log(x) for x in xs)/len(xs))
+
+def table(st:dict) -> str:
+  lines = [f"dataset {st['path']}", f"  devices: {', '.join(st['devices'])}   arch: {', '.join(st['archs'])}   tinygrad: {', '.join(st['tinygrad_version'])}",
+           f"  measurements: {st['measurements_ok']} ok, {st['measurements_failed']} failed  {st['status']}",
+           f"  kernels: {st['kernels']} ({st['kernels_with_ok']} with ok measurements)   sources: {st['sources']}",
+           f"  best found vs hand-coded: geomean {st['best_vs_hand_geomean'] or float('nan'):.3f}x, best beats hand-coded on "
+           f"{st['kernels_best_beats_hand']} kernels", "", f"  {'family':<16}{'kernels':>8}{'ok':>9}{'failed':>8}"]
+  lines += [f"  {f:<16}{v['kernels']:>8}{v['measurements_ok']:>9}{v['measurements_failed']:>8}" for f, v in sorted(st["families"].items())]
+  return "\n".join(lines)
+
+def main(argv=None) -> int:
+  ap = argparse.ArgumentParser("dataset-stats", description=__doc__.split("\n")[0])
+  ap.add_argument("path")
+  ap.add_argument("--json", action="store_true", help="one JSON object (without the per-kernel list unless --per-kernel)")
+  ap.add_argument("--per-kernel", action="store_true")
+  ap.add_argument("--parquet", default=None, help="also export every measurement to this Parquet file")
+  a = ap.parse_args(argv)
+  try:
+    st = stats(a.path)
+    if a.parquet:
+      s = Store(a.path, readonly=True)
+      try: s.export_parquet(a.parquet)
+      finally: s.close()
+  except StoreError as e:
+    print(f"dataset-stats: error: {e}", file=sys.stderr); return 2
+  if not a.per_kernel: st.pop("per_kernel")
+  print(json.dumps(st, indent=1) if a.json else table(st))
+  return 0
+
+if __name__ == "__main__": sys.exit(main())
