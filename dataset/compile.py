@@ -19,7 +19,8 @@ class Task:
   key: str                       # kernel key
   kind: str                      # 'fixed' | 'hand' | 'random' | 'expand' | 'mutate'
   parent: tuple[Opt, ...] = ()
-  avoid: frozenset = frozenset()
+  avoid: frozenset = frozenset()      # opt sequences already measured
+  avoid_asts: frozenset = frozenset() # optimized-AST keys already measured: other opts, same kernel code
   seed: int = 0
 
 @dataclass
@@ -31,6 +32,7 @@ class Compiled:
   compile_s: float = 0.0
   error: str|None = None
   lib_hash: str|None = None
+  ast_key: str|None = None
 
 class CompileTimeout(Exception): pass
 def _alarm(*_): raise CompileTimeout()
@@ -45,36 +47,41 @@ def _base(key:str) -> Scheduler:
   if key not in _W["asts"]: _W["asts"][key] = Kernel.ast_from_blob(_W["blobs"][key])
   return scheduler(_W["asts"][key], _W["ren"])
 
-def compile_opts(base:Scheduler, opts:tuple[Opt, ...]) -> UOp:
-  """Lower and compile `opts` on a kernel, as _try_compile does for BEAM. Raises on invalid opts or compiler failure."""
-  k = replay(base, opts)
-  if k is None: raise ValueError(f"opts do not apply: {opts}")
-  ast = k.get_optimized_ast()
-  dev = base.ren.target.device
-  ast = ast.substitute({p: p.replace(arg=replace(p.arg, device=dev)) for p in ast.toposort() if p.op is Ops.PARAM})
-  try: return cg.to_program(ast, base.ren)
+def optimized_ast(base:Scheduler, opts:tuple[Opt, ...]) -> UOp:
+  """The kernel after `opts`, with its PARAMs on the renderer's device, as BEAM's _try_compile builds it. Raises on invalid opts."""
+  if (k := replay(base, opts)) is None: raise ValueError(f"opts do not apply: {opts}")
+  ast, dev = k.get_optimized_ast(), base.ren.target.device
+  return ast.substitute({p: p.replace(arg=replace(p.arg, device=dev)) for p in ast.toposort() if p.op is Ops.PARAM})
+
+def compile_ast(ast:UOp, ren:Renderer) -> UOp:
+  try: return cg.to_program(ast, ren)
   finally: cg.to_program_cache.clear()  # a worker compiles thousands of programs; the cache would only grow
 
 def run_task(task:Task) -> Compiled:
   rng = random.Random(task.seed)
   try: base = _base(task.key)
   except Exception as e: return Compiled(task, None, "none", error=f"kernel setup failed: {e}")
-  try: opts = propose(base, task.kind, rng, task.parent, task.avoid)
-  except Exception as e: return Compiled(task, None, "none", error=f"proposal failed: {type(e).__name__}: {e}")
-  if opts is None: return Compiled(task, None, "none")
+  # propose until the kernel code is new: different opt sequences often lower to the same code, and compiling is the cost
+  for _ in range(1 if task.kind in ("fixed", "hand") else 4):
+    try:
+      if (opts := propose(base, task.kind, rng, task.parent, task.avoid)) is None: return Compiled(task, None, "none")
+      ast = optimized_ast(base, opts)
+    except Exception as e: return Compiled(task, None, "none", error=f"proposal failed: {type(e).__name__}: {e}")
+    if (akey := ast.key.hex()[:20]) not in task.avoid_asts: break
+  else: return Compiled(task, None, "none", ast_key=akey)
   signal.signal(signal.SIGALRM, _alarm)
   signal.alarm(_W["timeout"])
   st = time.perf_counter()
   try:
-    prg = compile_opts(base, opts)
-    return Compiled(task, opts, "ok", prg, time.perf_counter()-st, lib_hash=hashlib.sha1(prg.src[3].arg).hexdigest())
-  except CompileTimeout: return Compiled(task, opts, "timeout", compile_s=time.perf_counter()-st, error=f"compile exceeded {_W['timeout']} s")
+    prg = compile_ast(ast, base.ren)
+    return Compiled(task, opts, "ok", prg, time.perf_counter()-st, lib_hash=hashlib.sha1(prg.src[3].arg).hexdigest(), ast_key=akey)
+  except CompileTimeout: return Compiled(task, opts, "timeout", compile_s=time.perf_counter()-st, error=f"compile exceeded {_W['timeout']} s", ast_key=akey)
   except Exception as e:
-    return Compiled(task, opts, "compile_error", compile_s=time.perf_counter()-st,
+    return Compiled(task, opts, "compile_error", compile_s=time.perf_counter()-st, ast_key=akey,
                     error=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-2)}")
   finally: signal.alarm(0)
 
-def make_pool(workers:int, ren:Renderer, kernels:list[dict], timeout_s:int=20) -> ProcessPoolExecutor:
+def make_pool(workers:int, ren:Renderer, kernels:list[dict], timeout_s:int=10) -> ProcessPoolExecutor:
   """A spawned pool (forking a process that holds a device context is unsafe) that knows every kernel's AST up front."""
   blobs = {k["key"]: k["ast"] for k in kernels}
   return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init, initargs=(ren, blobs, timeout_s))

@@ -33,6 +33,7 @@ class Generator:
     store.add_device(self.dev_name, self.arch, props)
     self.variants = variants
     self.stats = {"ok": 0, "failed": 0, "duplicates": 0, "empty": 0, "pool_restarts": 0}
+    self.phase = {k: 0.0 for k in ("wait", "bench", "time", "check")}  # main-process seconds: wait = compile-bound
 
   def beat(self):
     if self.heartbeat is not None: self.heartbeat.touch()
@@ -79,7 +80,9 @@ class Generator:
           futures[self._submit(task)] = task
         if not futures and not any(self.backlog.values()):
           if not order and all(plans[k].inflight == 0 for k in active): break
+        t0 = time.perf_counter()
         done, _ = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED) if futures else (set(), None)
+        self.phase["wait"] += time.perf_counter() - t0
         for f in done:
           task = futures.pop(f)
           plans[task.key].inflight -= 1
@@ -93,7 +96,7 @@ class Generator:
         if not self.progress and time.perf_counter() - last_log > 30:
           last_log = time.perf_counter()
           print(json.dumps({"t": round(last_log-st), **self.stats, "ok_per_s": round(self.stats["ok"]/(last_log-st), 2),
-                            "active": len(active), "left": len(order)}), flush=True)
+                            "active": len(active), "left": len(order), **{k: round(v, 1) for k, v in self.phase.items()}}), flush=True)
         for key in [k for k in active if plans[k].finished() and plans[k].inflight == 0 and not self.backlog.get(k)]:
           active.remove(key)
           if (b := self.benches.pop(key, None)) is not None: b.release()
@@ -105,7 +108,7 @@ class Generator:
     return self._summary(time.perf_counter() - st)
 
   def _summary(self, secs:float) -> dict:
-    return {**self.stats, "seconds": round(secs, 1), "ok_per_s": round(self.stats["ok"]/secs, 2) if secs else 0.0,
+    return {**self.stats, **{f"main_{k}_s": round(v, 1) for k, v in self.phase.items()}, "seconds": round(secs, 1), "ok_per_s": round(self.stats["ok"]/secs, 2) if secs else 0.0,
             "device": self.dev_name, "arch": self.arch, "workers": self.workers}
 
   def _submit(self, task:Task):
@@ -129,8 +132,12 @@ class Generator:
     return self.benches[key]
 
   def _handle(self, p:KernelPlan, c:Compiled):
-    if c.opts is None: p.misses += 1; self.stats["empty"] += 1; return
+    if c.opts is None:
+      p.misses += 1; self.stats["duplicates" if c.ast_key else "empty"] += 1; return
+    if c.ast_key in p.asts and c.opts != () and (p.key, c.opts) not in self.retry: p.misses += 1; self.stats["duplicates"] += 1; return
+    t0 = time.perf_counter()
     b = self._bench(p.key)
+    self.phase["bench"] += time.perf_counter() - t0
     if c.opts == () and b.ref is None:
       # the unoptimized kernel is the correctness reference: set it before anything of this kernel is checked
       b.ref = {}
@@ -146,6 +153,7 @@ class Generator:
     if c.status == "ok" and c.lib_hash in p.libs: p.misses += 1; self.stats["duplicates"] += 1; return
     p.misses = 0
     p.seen.add(c.opts)
+    if c.ast_key: p.asts.add(c.ast_key)
     if c.task.kind == "hand": p.on_hand(c.opts)
     source = self.retry.pop((p.key, c.opts), None) or c.task.kind
     meta = dict(kernel=p.key, opts=opts_to_json(c.opts), device=self.dev_name, arch=self.arch, tinygrad=self.tg_version, source=source)
@@ -157,12 +165,16 @@ class Generator:
     rid = self.store.retry(p.key, meta["opts"], self.dev_name) or self.store.begin(**meta)
     if rid is None: return
     try:
+      t0 = time.perf_counter()
       times, early = b.time(c.prg, early_stop=min(self.early_factor*p.best, self.cap_s))
+      t1 = time.perf_counter()
+      self.phase["time"] += t1 - t0
       t = min(times)
       checked, err = None, None
       if c.opts == (): checked = bool(b.ref)
       elif b.ref and (t < p.best or p.rng.random() < self.check_frac):
         err = b.check(c.prg); checked = err is None
+      self.phase["check"] += time.perf_counter() - t1
     except Exception as e:
       self.store.finish(rid, "runtime_error", compile_s=c.compile_s, error=f"{type(e).__name__}: {e}")
       p.done += 1; self.stats["failed"] += 1

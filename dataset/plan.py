@@ -19,6 +19,7 @@ class KernelPlan:
   inflight: int = 0
   seen: set = field(default_factory=set)        # opt tuples measured or in flight
   libs: set = field(default_factory=set)        # compiled binaries already timed (different opts, same code)
+  asts: set = field(default_factory=set)        # optimized-AST keys already compiled, so workers skip them before compiling
   ok: list = field(default_factory=list)        # (time_s, opts) of ok records
   queue: list = field(default_factory=list)     # tasks that must go first (unoptimized, hand-coded, prefixes, retries)
   started: bool = False
@@ -46,7 +47,7 @@ class KernelPlan:
     top = self.top(BEAM_WIDTH)
     kind = self.rng.choices(list(MIX), weights=list(MIX.values()))[0] if any(top) else "random"
     parent = () if kind == "random" else self.rng.choices(top, weights=[0.5, 0.3, 0.2][:len(top)])[0]
-    return Task(self.key, kind, parent, frozenset(self.seen), seed)
+    return Task(self.key, kind, parent, frozenset(self.seen), frozenset(self.asts), seed)
 
   def on_hand(self, opts:tuple[Opt, ...]):
     """Hand-coded opts arrived: measure every prefix too."""

@@ -11,9 +11,11 @@ nproc | tee -a $OUT/gpu.txt
 cp dataset/data/cuda.sqlite $OUT/cuda.sqlite
 count() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from measurements where status='ok'\").fetchone()[0])" $OUT/cuda.sqlite; }
 before=$(count)
-# fail fast: a short run on one kernel family must produce ok measurements before the long run starts
-python3 -m dataset.generate --device CUDA --kernels gemm --samples-per-kernel 6 --time-budget 60 --out $OUT/cuda.sqlite --no-progress 2>&1 | tee $OUT/smoke.log
-after=$(count); echo "smoke: ok $before -> $after"
-[ "$after" -gt "$before" ] || { echo "smoke run produced no ok measurement: stopping"; exit 1; }
+if [ "$before" -eq 0 ]; then
+  # fail fast on a new store: a short run on one kernel family must produce ok measurements before the long run starts
+  python3 -m dataset.generate --device CUDA --kernels gemm --samples-per-kernel 6 --time-budget 60 --out $OUT/cuda.sqlite --no-progress 2>&1 | tee $OUT/smoke.log
+  after=$(count); echo "smoke: ok $before -> $after"
+  [ "$after" -gt "$before" ] || { echo "smoke run produced no ok measurement: stopping"; exit 1; }
+fi
 python3 -m dataset.generate --device CUDA --kernels all --samples-per-kernel $SPK --time-budget $BUDGET --out $OUT/cuda.sqlite --no-progress 2>&1 | tee $OUT/generate.log
 echo "ok measurements: $(count)"
