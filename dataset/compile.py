@@ -41,6 +41,10 @@ _W: dict = {}
 def _init(ren:Renderer, blobs:dict[str, bytes], timeout_s:int):
   Context(ALLOW_DEVICE_USAGE=0, VIZ=0, TRACK_MATCH_STATS=0).__enter__()
   signal.signal(signal.SIGINT, signal.SIG_IGN)
+  # no shared disk cache: 15 processes would contend on one SQLite file, and compile_s must measure a real compile
+  ren.compiler.cachekey = None
+  # CUBIN, not PTX: otherwise the driver JIT-compiles PTX to SASS at module load, serially, in the process that owns the GPU
+  if hasattr(ren.compiler, "ptx"): ren.compiler.ptx = False
   _W.update(ren=ren, blobs=blobs, asts={}, timeout=timeout_s)
 
 def _base(key:str) -> Scheduler:
