@@ -23,12 +23,20 @@ def open_device(name:str):
   try: return Device[name]
   except Exception as e: raise DeviceError(f"device {name} is not available here ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from e
 
-def renderer_for(device:str, arch:str|None=None) -> Renderer:
-  """The renderer kernels are scheduled with. With `arch` (e.g. sm_90) and no such device present, a CUDA renderer is built offline:
-  it renders and compiles (NVRTC) without a GPU, which is all that featurizing and scheduling need."""
+def renderer_for(device:str, arch:str|None=None, compiler:bool=True) -> Renderer:
+  """The renderer kernels are scheduled with. With `arch` (e.g. sm_90) or no such device present, a CUDA renderer is built offline:
+  it renders and compiles (NVRTC) without a GPU. With compiler=False it needs no NVRTC either: scheduling and featurizing only
+  read the renderer's limits and tensor cores."""
   if device == "CUDA" and (arch is not None or not available("CUDA")):
-    from tinygrad.renderer.cstyle import CUDARenderer
-    return CUDARenderer(Target("CUDA", "", arch or "sm_90"))
+    from tinygrad.renderer.cstyle import CUDARenderer, CStyleLanguage
+    from tinygrad.codegen.opt import tc
+    target = Target("CUDA", "", arch or "sm_90")
+    if compiler: return CUDARenderer(target)
+    ren = CUDARenderer.__new__(CUDARenderer)
+    CStyleLanguage.__init__(ren, target)
+    ren.compiler, ren.tensor_cores = None, tc.get_cuda(target.arch)
+    return ren
+  if device not in DEVICES: raise DeviceError(f"unknown device {device!r}: choose one of {', '.join(DEVICES)}")
   return open_device(device).renderer
 
 def _cu_attr(dev, attr:int) -> int:
