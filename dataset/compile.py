@@ -35,12 +35,18 @@ class Compiled:
   ast_key: str|None = None
 
 class CompileTimeout(Exception): pass
-def _alarm(*_): raise CompileTimeout()
+def _alarm(*_):
+  signal.alarm(1)  # raised inside a __del__ the exception is swallowed: fire again until it lands; run_task's finally disarms
+  raise CompileTimeout()
 
 _W: dict = {}
 def _init(ren:Renderer, blobs:dict[str, bytes], timeout_s:int):
   Context(ALLOW_DEVICE_USAGE=0, VIZ=0, TRACK_MATCH_STATS=0).__enter__()
   signal.signal(signal.SIGINT, signal.SIG_IGN)
+  configure(ren, blobs, timeout_s)
+
+def configure(ren:Renderer, blobs:dict[str, bytes], timeout_s:int):
+  """This process compiles for `ren` the kernels in `blobs` (key -> AST blob)."""
   # no shared disk cache: 15 processes would contend on one SQLite file, and compile_s must measure a real compile
   ren.compiler.cachekey = None
   # CUBIN, not PTX: otherwise the driver JIT-compiles PTX to SASS at module load, serially, in the process that owns the GPU

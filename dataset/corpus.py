@@ -92,9 +92,41 @@ def build_corpus() -> list[Variant]:
 
 CORPUS: list[Variant] = build_corpus()
 
+class ShapeError(ValueError): pass
+
+def _value(s:str, default):
+  """A parameter value parsed to the type of the builder's default."""
+  try:
+    if isinstance(default, bool): return {"1": True, "0": False, "True": True, "False": False}[s]
+    return type(default)(float(s) if isinstance(default, float) else int(s)) if isinstance(default, (int, float)) else s
+  except (KeyError, ValueError) as e: raise ShapeError(f"bad value {s!r}: expected {type(default).__name__}") from e
+
+def parse_variant(spec:str) -> Variant:
+  """An ad-hoc variant, written like corpus names: 'conv2d:n=2:c=16:h=32:w=32:k=32:ks=3:fp16' (omitted params take the
+  builder's defaults). Raises KeyError for an unknown workload, ShapeError for bad parameters or shapes."""
+  import inspect
+  workload, *parts = spec.split(":")
+  b = builder(workload)
+  allowed = {k: v.default for k, v in inspect.signature(b).parameters.items() if k != "device"}
+  params = {}
+  for part in parts:
+    if part in ("fp16", "fp32"): params["dtype"] = part; continue
+    if "=" not in part: raise ShapeError(f"bad parameter {part!r} in {spec!r}: expected name=value")
+    k, v = part.split("=", 1)
+    if k not in allowed: raise ShapeError(f"{workload} has no parameter {k!r}; it takes {', '.join(allowed)}")
+    params[k] = _value(v, allowed[k])
+    if isinstance(params[k], int) and not isinstance(params[k], bool) and params[k] < (0 if k == "padding" else 1):
+      raise ShapeError(f"bad shape for {workload}: {k}={params[k]}")
+  v = V(workload, None, False, **{**allowed, **params})
+  try: outs = v.build("CPU")
+  except Exception as e: raise ShapeError(f"bad shape for {spec!r}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+  if any(0 in o.shape for o in outs): raise ShapeError(f"bad shape for {spec!r}: an output is empty {[o.shape for o in outs]}")
+  return v
+
 def select(names:str, device:str) -> list[Variant]:
-  """Pick variants by a comma list of variant names, workloads, families, 'all' (full-size), 'small' (CPU), or 'default'
-  (all on a GPU, small on the CPU). Raises KeyError naming what is unknown."""
+  """Pick variants by a comma list of variant names, workloads, families, 'all' (full-size), 'small' (CPU), 'default'
+  (all on a GPU, small on the CPU), or ad-hoc shapes ('gemm:m=512:k=256:n=128:fp32'). Raises KeyError naming what is unknown
+  and ShapeError for a bad ad-hoc shape."""
   out: list[Variant] = []
   for tok in [t.strip() for t in names.split(",") if t.strip()]:
     if tok == "default": tok = "small" if device == "CPU" else "all"
@@ -102,6 +134,7 @@ def select(names:str, device:str) -> list[Variant]:
     elif tok == "small": hit = [v for v in CORPUS if v.small]
     else:
       hit = [v for v in CORPUS if tok in (v.name, v.workload, v.family)]
+      if not hit and ":" in tok: hit = [parse_variant(tok)]
       # a family or workload name selects its tier for the device: full-size on a GPU, small on the CPU
       if len({v.name for v in hit}) > 1 and not any(v.name == tok for v in hit):
         hit = [v for v in hit if v.small == (device == "CPU")] or hit

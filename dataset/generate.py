@@ -8,7 +8,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from tqdm import tqdm
-from dataset.corpus import CORPUS, Variant, extract, select
+from dataset.corpus import CORPUS, ShapeError, Variant, extract, select
 from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
 from dataset.plan import KernelPlan
 from dataset.compile import Task, Compiled, make_pool
@@ -45,7 +45,7 @@ class Generator:
     plans = {}
     for k in kernels:
       p = plans[k["key"]] = KernelPlan(k["key"], self.samples, random.Random(self.rng.getrandbits(32)))
-      p.load([(opts_from_json(o), s, t) for o, s, t in measured.get(k["key"], [])])
+      p.load([(opts_from_json(o), s, t, src) for o, s, t, src in measured.get(k["key"], [])])
     self.retry = {}
     for key, opts, source in self.store.recover_pending(self.dev_name):
       if key in plans:
@@ -244,14 +244,14 @@ def main(argv=None) -> int:
       store = Store(out)
       try: extract_into(store, select(a.kernels, device), device, not a.no_progress)
       finally: store.close(compact=True)
-    except StoreError as e: return fail(str(e))
+    except (StoreError, ShapeError) as e: return fail(str(e))
     except KeyError as e: return fail(e.args[0])
     return 0
   try:
     open_device(device)
     select(a.kernels, device)
     Store(out).close()
-  except (DeviceError, StoreError) as e: return fail(str(e))
+  except (DeviceError, StoreError, ShapeError) as e: return fail(str(e))
   except KeyError as e: return fail(e.args[0])
   except OSError as e: return fail(f"cannot write {out}: {e.strerror or e}")
   return supervise(a, device, out, argv if argv is not None else sys.argv[1:])

@@ -1,7 +1,7 @@
 """A kernel: one tinygrad kernel AST, and the Scheduler view that opt sequences act on."""
 from __future__ import annotations
 import functools, importlib.metadata, pickle, zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from tinygrad import Tensor
 from tinygrad.uop.ops import UOp, Ops, graph_rewrite
 from tinygrad.renderer import Renderer
@@ -50,3 +50,12 @@ def scheduler(ast:UOp, ren:Renderer, opts:tuple[Opt, ...]=()) -> Scheduler:
 def opts_to_json(opts) -> list: return [[o.op.name, o.axis, list(o.arg) if isinstance(o.arg, tuple) else o.arg] for o in opts]
 def opts_from_json(js) -> tuple[Opt, ...]:
   return tuple(Opt(OptOps[op], axis, tuple(arg) if isinstance(arg, list) else arg) for op, axis, arg in js)
+
+def with_opts(linear:UOp, opts_by_key:dict[str, tuple[Opt, ...]]) -> UOp:
+  """The LINEAR with `opts_to_apply` set on every kernel whose raw-AST key has stored opts; other kernels keep tinygrad's default.
+  This is how chosen opts reach a real run: kernels compile in spawned workers, so patching apply_opts would not."""
+  def sub(call:UOp) -> UOp:
+    ast = call.src[0]
+    if ast.op is not Ops.SINK or (opts := opts_by_key.get(ast.key.hex())) is None: return call
+    return call.replace(src=(ast.replace(arg=replace(ast.arg, opts_to_apply=tuple(opts))), *call.src[1:]))
+  return linear.replace(src=tuple(sub(c) for c in linear.src))

@@ -25,12 +25,13 @@ class KernelPlan:
   started: bool = False
   misses: int = 0                               # proposals that came back empty or duplicate, in a row
 
-  def load(self, rows:list[tuple[tuple[Opt, ...], str, float|None]]):
-    """Resume from stored records."""
-    for opts, status, t in rows:
+  def load(self, rows:list[tuple[tuple[Opt, ...], str, float|None, str]]):
+    """Resume from stored records; a kernel measured without its hand-coded config gets it first."""
+    for opts, status, t, _ in rows:
       self.seen.add(opts); self.done += 1
       if status == "ok" and t is not None: self.ok.append((t, opts))
     self.started = self.done > 0
+    if self.started and not any(src == "hand" for *_, src in rows): self.queue.append(Task(self.key, "hand"))
 
   @property
   def best(self) -> float: return min((t for t, _ in self.ok), default=math.inf)
@@ -38,7 +39,7 @@ class KernelPlan:
   def finished(self) -> bool: return self.done >= self.target or self.misses > 60
 
   def next_task(self) -> Task|None:
-    if self.done + self.inflight >= self.target: return None
+    if self.done + self.inflight >= self.target and not self.queue: return None
     seed = self.rng.getrandbits(31)
     if not self.started:
       self.started = True

@@ -21,25 +21,27 @@ def within_limits(k:Scheduler) -> bool:
   lcl = prod(s for s, t in zip(k.full_shape, k.axis_types) if t in (AxisType.WARP, AxisType.LOCAL, AxisType.GROUP_REDUCE))
   return up//tc_up <= MAX_UPCAST and lcl <= MAX_LOCAL
 
-def try_apply(k:Scheduler, opt:Opt) -> Scheduler|None:
+def try_apply(k:Scheduler, opt:Opt, limits:bool=True) -> Scheduler|None:
   k2 = k.copy()
   try: k2.apply_opt(opt)
   except (KernelOptError, AssertionError, IndexError, ValueError, ZeroDivisionError): return None
-  return k2 if within_limits(k2) else None
+  return k2 if not limits or within_limits(k2) else None
 
-def replay(base:Scheduler, opts) -> Scheduler|None:
+def replay(base:Scheduler, opts, limits:bool=False) -> Scheduler|None:
+  """`opts` applied to `base`, or None if one does not apply. Size limits are for proposals only: tinygrad's hand-coded
+  choice itself can exceed them."""
   k = base
   for o in opts:
-    if (k := try_apply(k, o)) is None: return None
+    if (k := try_apply(k, o, limits)) is None: return None
   return k
 
-def random_child(k:Scheduler, rng:random.Random, tries:int=48, tc_prob:float=0.0) -> tuple[Opt, Scheduler]|None:
-  """One uniformly drawn valid action from `k`, or None when `tries` draws find none."""
+def random_child(k:Scheduler, rng:random.Random, tc_prob:float=0.0) -> tuple[Opt, Scheduler]|None:
+  """One valid action from `k`, uniform over the valid ones (drawn without replacement: often only a few percent of the action
+  space applies), or None when none does. With tc_prob, a first action is a tensor-core one when any applies."""
   if tc_prob > 0 and not k.applied_opts and rng.random() < tc_prob:
     for a in rng.sample(TC_ACTIONS, len(TC_ACTIONS)):
       if (k2 := try_apply(k, a)) is not None: return a, k2
-  for _ in range(tries):
-    a = rng.choice(ACTIONS)
+  for a in rng.sample(ACTIONS, len(ACTIONS)):
     if (k2 := try_apply(k, a)) is not None: return a, k2
   return None
 
@@ -66,7 +68,7 @@ def mutate(base:Scheduler, parent:tuple[Opt, ...], rng:random.Random, tries:int=
     if op == "drop" and parent: cand = parent[:i] + parent[i+1:] if i < len(parent) else parent[:-1]
     elif op == "replace" and parent: cand = parent[:min(i, len(parent)-1)] + (rng.choice(ACTIONS),) + parent[min(i, len(parent)-1)+1:]
     else: cand = parent[:i] + (rng.choice(ACTIONS),) + parent[i:]
-    if cand != parent and replay(base, cand) is not None: return cand
+    if cand != parent and replay(base, cand, limits=True) is not None: return cand
   return None
 
 def hand_coded(base:Scheduler) -> tuple[Opt, ...]:
@@ -78,7 +80,7 @@ def propose(base:Scheduler, kind:str, rng:random.Random, parent:tuple[Opt, ...]=
   if kind == "hand": return hand_coded(base)
   if kind == "random":
     for _ in range(4):
-      if (seq := random_walk(base, rng, rng.randint(1, 8))) not in avoid: return seq
+      if (seq := random_walk(base, rng, rng.randint(1, 8))) and seq not in avoid: return seq
     return None
   if kind == "expand": return expand(base, parent, rng, avoid)
   if kind == "mutate": return mutate(base, parent, rng)

@@ -41,8 +41,10 @@ class Store:
 
   def close(self, compact:bool=False):
     if compact:
-      self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-      self.db.execute("PRAGMA journal_mode=DELETE")  # a single self-contained file, fit to commit
+      try:
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.db.execute("PRAGMA journal_mode=DELETE")  # a single self-contained file, fit to commit
+      except sqlite3.OperationalError: pass  # another reader holds it open: the data is safe in the WAL, compacted next time
     self.db.close()
 
   # *** kernels ***
@@ -99,11 +101,11 @@ class Store:
     r = self.db.execute("SELECT id FROM measurements WHERE kernel=? AND opts=? AND device=? AND status='pending'",
                         (kernel, json.dumps(opts), device)).fetchone()
     return r[0] if r else None
-  def measured(self, device:str) -> dict[str, list[tuple[list, str, float|None]]]:
-    """Per kernel: (opts, status, time_s) of every finished row on this device."""
+  def measured(self, device:str) -> dict[str, list[tuple[list, str, float|None, str]]]:
+    """Per kernel: (opts, status, time_s, source) of every finished row on this device."""
     out: dict[str, list] = {}
-    for k, o, s, t in self.db.execute("SELECT kernel, opts, status, time_s FROM measurements WHERE device=? AND status!='pending'", (device,)):
-      out.setdefault(k, []).append((json.loads(o), s, t))
+    q = "SELECT kernel, opts, status, time_s, source FROM measurements WHERE device=? AND status!='pending'"
+    for k, o, s, t, src in self.db.execute(q, (device,)): out.setdefault(k, []).append((json.loads(o), s, t, src))
     return out
   def count(self, status:str|None=None) -> int:
     q = "SELECT COUNT(*) FROM measurements" + (" WHERE status=?" if status else " WHERE status!='pending'")
