@@ -56,7 +56,8 @@ def device_info(device:str) -> tuple[str, str, dict]:
     cc = (_cu_attr(d, 75), _cu_attr(d, 76))
     props = {"sm_count": sms, "clock_mhz": clk/1e3, "mem_bw_gbs": 2*mclk*1e3*bus/8/1e9, "l2_bytes": l2,
              "smem_per_block": _cu_attr(d, 97), "fp32_tflops": sms*128*2*clk*1e3/1e12,
-             "fp16_tc_tflops": sms*1024*2*clk*1e3/1e12 if cc[0] >= 9 else sms*512*2*clk*1e3/1e12}
+             # dense fp16 tensor-core FLOP per clock per SM: 4096 on Hopper, 2048 on Ampere/Ada
+             "fp16_tc_tflops": sms*(4096 if cc[0] >= 9 else 2048)*clk*1e3/1e12}
     return buf.value.decode(), f"sm_{cc[0]}{cc[1]}", props
   name = platform.processor() or platform.machine()
   try: name = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))

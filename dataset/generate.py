@@ -213,7 +213,7 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--extract-only", action="store_true", help="only extract the selected kernels into --out (needs no device)")
   ap.add_argument("--samples-per-kernel", type=int, default=100)
   ap.add_argument("--time-budget", type=float, default=None, help="seconds; stop cleanly when spent (resumable)")
-  ap.add_argument("--out", default=None, help="SQLite store (default: dataset/data/<device>.sqlite)")
+  ap.add_argument("--out", default=None, help="SQLite store (default: out/<device>.sqlite)")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--workers", type=int, default=None, help="compile processes (default: cores - 1)")
   ap.add_argument("--check-frac", type=float, default=0.1, help="share of configs checked against the unoptimized kernel "
@@ -237,7 +237,7 @@ def main(argv=None) -> int:
   a = parse_args(argv)
   if a.list: list_corpus(); return 0
   device = a.device or default_device()
-  out = Path(a.out or f"dataset/data/{device.lower()}.sqlite")
+  out = Path(a.out or f"out/{device.lower()}.sqlite")
   if a._child: return child(a, device, out)
   if a.extract_only:
     try:

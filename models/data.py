@@ -1,0 +1,104 @@
+"""A measurement store as learning data: one feature row per ok measurement, its runtime, and the kernel (query group), family
+and network it belongs to. Featurizing a store takes a minute or two, so matrices are cached on disk under models/cache/, keyed
+by the store's content hash and the feature-schema version."""
+from __future__ import annotations
+import hashlib, json, multiprocessing, os
+from dataclasses import dataclass
+from pathlib import Path
+import numpy as np
+import pandas as pd
+from dataset.store import Store
+from dataset.kernel import Kernel, TINYGRAD_VERSION, scheduler, opts_from_json
+from dataset.device import renderer_for
+from models.features import FEATURES, SCHEMA_VERSION, featurize, kernel_stats
+
+NETWORKS = ("resnet50", "cvt_block", "gpt2_block")
+CACHE = Path(__file__).parent / "cache"
+
+@dataclass
+class Dataset:
+  X: np.ndarray              # (rows, features) float32
+  time_s: np.ndarray         # measured min runtime
+  kernel: np.ndarray         # AST key: the query group
+  family: np.ndarray         # op family or network
+  name: np.ndarray           # kernel name
+  source: np.ndarray         # 'fixed' | 'hand' | 'random' | 'expand' | 'mutate'
+  opts: np.ndarray           # opts JSON
+  device: str                # device name as measured ("NVIDIA H200")
+  arch: str                  # "sm_90", "x86_64"
+  backend: str               # tinygrad device the kernels were scheduled for: "CUDA" | "CPU"
+  props: dict                # device properties (featurize's inputs)
+  tinygrad: str
+  hash: str                  # content hash of the measurements used
+
+  @property
+  def network(self) -> np.ndarray: return np.where(np.isin(self.family, NETWORKS), self.family, "")
+  def subset(self, m:np.ndarray) -> Dataset:
+    return Dataset(self.X[m], self.time_s[m], self.kernel[m], self.family[m], self.name[m], self.source[m], self.opts[m],
+                   self.device, self.arch, self.backend, self.props, self.tinygrad, self.hash)
+  def __len__(self) -> int: return len(self.time_s)
+
+def backend_of(arch:str) -> str: return "CUDA" if arch.startswith("sm_") else "CPU"
+
+def renderer(backend:str, arch:str):
+  return renderer_for("CUDA", arch, compiler=False) if backend == "CUDA" else renderer_for(backend)
+
+def content_hash(df:pd.DataFrame) -> str:
+  """sha256 of what the model learns from: every finished measurement's kernel, opts, device, status and time."""
+  h = hashlib.sha256()
+  for row in df.sort_values(["kernel", "opts", "device"])[["kernel", "opts", "device", "status", "time_s"]].itertuples(index=False):
+    h.update(repr(tuple(row)).encode())
+  return h.hexdigest()
+
+# featurizing runs in worker processes, one kernel per task: the kernel's AST preparation is shared by all its configs
+_W: dict = {}
+def _init(backend:str, arch:str, props:dict): _W.update(ren=renderer(backend, arch), props=props)
+def _featurize_kernel(task:tuple[bytes, list[str]]) -> np.ndarray:
+  blob, opts = task
+  ast, ren = Kernel.ast_from_blob(blob), _W["ren"]
+  st = kernel_stats(scheduler(ast, ren))
+  out = np.full((len(opts), len(FEATURES)), np.nan, dtype=np.float32)
+  for i, o in enumerate(opts):
+    try: out[i] = featurize(scheduler(ast, ren, opts_from_json(json.loads(o))), _W["props"], st)
+    except Exception: pass  # an opt sequence that no longer applies: the row is dropped
+  return out
+
+def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:int|None=None, progress:bool=False) -> Dataset:
+  """Every ok measurement of `path` (of `device`, a measured device name, if the store holds several) as a Dataset.
+  Kernels with fewer than two ok measurements have nothing to rank and are left out."""
+  s = Store(path, readonly=True)
+  try: df, devs, kernels = s.frame(), s.devices(), {r["key"]: r for r in s.kernels()}
+  finally: s.close()
+  names = sorted(df.device.unique())
+  if device is None:
+    if len(names) != 1: raise ValueError(f"{path} holds measurements of {names}: choose one with --device")
+    device = names[0]
+  if device not in names: raise ValueError(f"{path} has no measurements on {device!r} (it has {names})")
+  df = df[df.device == device]
+  arch, props = devs[device]["arch"], {k: v for k, v in devs[device].items() if k != "arch"}
+  tg = sorted(df.tinygrad.dropna().unique())
+  if tg and tg != [TINYGRAD_VERSION]: raise ValueError(f"{path} was measured with tinygrad {tg}, this is tinygrad {TINYGRAD_VERSION}")
+  digest = content_hash(df)
+  ok = df[(df.status == "ok") & df.time_s.notna() & (df.time_s > 0)]
+  ok = ok[ok.groupby("kernel").kernel.transform("size") >= 2].sort_values(["kernel", "id"]).reset_index(drop=True)
+  backend = backend_of(arch)
+  f = CACHE / f"{digest[:16]}-v{SCHEMA_VERSION}-{backend}.npy"
+  if cache and f.is_file() and (X := np.load(f)).shape == (len(ok), len(FEATURES)): pass
+  else:
+    groups = [(k, g.opts.tolist()) for k, g in ok.groupby("kernel", sort=True)]
+    tasks = [(kernels[k]["ast"], o) for k, o in groups]
+    workers = workers or min(len(tasks), os.cpu_count() or 1)
+    if workers > 1:
+      with multiprocessing.get_context("fork").Pool(workers, _init, (backend, arch, props)) as pool:
+        parts = pool.map(_featurize_kernel, tasks, chunksize=1)
+    else:
+      _init(backend, arch, props)
+      parts = [_featurize_kernel(t) for t in tasks]
+    X = np.concatenate(parts) if parts else np.zeros((0, len(FEATURES)), np.float32)
+    if cache:
+      CACHE.mkdir(parents=True, exist_ok=True)
+      np.save(tmp := f.with_suffix(".tmp.npy"), X); os.replace(tmp, f)
+  keep = ~np.isnan(X).any(axis=1)
+  ok, X = ok[keep].reset_index(drop=True), X[keep]
+  return Dataset(X, ok.time_s.to_numpy(np.float64), ok.kernel.to_numpy(str), ok.family.to_numpy(str), ok.name.to_numpy(str),
+                 ok.source.to_numpy(str), ok.opts.to_numpy(str), device, arch, backend, props, TINYGRAD_VERSION, digest)

@@ -1,0 +1,67 @@
+"""Held-out evaluation: grouped splits (never random rows) and per-kernel ranking metrics, averaged over kernels.
+
+Metrics of one kernel, from the scores a model gave its measured configs (higher = predicted faster):
+  kendall_tau    Kendall's tau-b between score and -runtime
+  pairwise_acc   share of config pairs with different runtimes that the scores order correctly (score ties count half)
+  top1_score     best runtime / runtime of the top-scored config                    (TenSet's top-k score)
+  top5_score     best runtime / best runtime among the 5 top-scored configs
+References on the same kernels: tinygrad's hand-coded choice as the only pick (its top-1 and top-5 score are best/hand time; a
+single pick has no tau), and a uniformly random ranking."""
+from __future__ import annotations
+from typing import Callable, Iterator
+import numpy as np
+from scipy.stats import kendalltau
+
+METRICS = ("kendall_tau", "pairwise_acc", "top1_score", "top5_score")
+
+def kernel_metrics(score:np.ndarray, t:np.ndarray) -> dict[str, float]:
+  best = t.min()
+  order = np.argsort(-score, kind="stable")
+  dt, ds = np.sign(t[:, None] - t[None, :]), np.sign(score[None, :] - score[:, None])   # dt>0: i slower; ds>0: j scored higher than i
+  pairs = np.triu(dt != 0, 1)
+  agree = np.where(ds == 0, 0.5, (dt == ds).astype(np.float64))
+  tau = kendalltau(score, -t).statistic if len(t) > 1 else np.nan
+  return {"kendall_tau": float(0.0 if np.isnan(tau) else tau), "pairwise_acc": float(agree[pairs].mean()) if pairs.any() else np.nan,
+          "top1_score": float(best/t[order[0]]), "top5_score": float(best/t[order[:5]].min())}
+
+def per_kernel(score:np.ndarray, t:np.ndarray, kernel:np.ndarray) -> dict[str, dict[str, float]]:
+  return {k: kernel_metrics(score[m], t[m]) for k in np.unique(kernel) if (m := kernel == k).sum() >= 2}
+
+def average(pk:dict[str, dict[str, float]]) -> dict[str, float]:
+  return {m: float(np.nanmean([v[m] for v in pk.values()])) for m in METRICS} if pk else {m: float("nan") for m in METRICS}
+
+def hand_reference(t:np.ndarray, kernel:np.ndarray, source:np.ndarray) -> dict[str, dict[str, float]]:
+  """Per kernel with a hand-coded measurement: best / hand-coded time (its top-1 = top-5 score), and the share of the kernel's
+  configs the hand-coded choice beats."""
+  out = {}
+  for k in np.unique(kernel):
+    m = kernel == k
+    if m.sum() < 2 or not (h := m & (source == "hand")).any(): continue
+    th = t[h].min()
+    out[k] = {"top1_score": float(t[m].min()/th), "top5_score": float(t[m].min()/th), "percentile": float((t[m] > th).mean())}
+  return out
+
+def random_scores(n:int, seed:int) -> np.ndarray: return np.random.default_rng(seed).random(n)
+
+# *** splits: arrays of row masks (train, test), grouped by kernel ***
+
+def kernel_kfold(kernel:np.ndarray, folds:int, seed:int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+  """Group k-fold over kernels: every config of a kernel is on the same side; kernels are shuffled into folds by `seed`."""
+  ks = np.unique(kernel)
+  np.random.default_rng(seed).shuffle(ks)
+  fold_of = {k: i % folds for i, k in enumerate(ks)}
+  f = np.array([fold_of[k] for k in kernel])
+  for i in range(folds): yield f != i, f == i
+
+def leave_one_out(labels:np.ndarray) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+  """One split per distinct non-empty label (network or op family): train on every other kernel, test on this label's kernels."""
+  for lab in sorted(set(labels.tolist()) - {""}): yield lab, labels != lab, labels == lab
+
+def cross_predict(fit_predict:Callable[[np.ndarray, np.ndarray], np.ndarray], splits) -> np.ndarray:
+  """Out-of-split scores for every row that some split tests. fit_predict(train_mask, test_mask) -> scores of the test rows."""
+  out = None
+  for tr, te in splits:
+    s = fit_predict(tr, te)
+    if out is None: out = np.full(len(tr), np.nan)
+    out[te] = s
+  return out
