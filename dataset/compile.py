@@ -1,7 +1,7 @@
 """Compile workers: each task proposes one opt sequence for a kernel (dataset.sampler) and lowers and compiles it, off the
 process that owns the device. A worker never opens a device: it only renders and compiles (clang, NVRTC)."""
 from __future__ import annotations
-import hashlib, random, signal, time, traceback
+import copy, hashlib, random, signal, time, traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 import multiprocessing
@@ -46,7 +46,10 @@ def _init(ren:Renderer, blobs:dict[str, bytes], timeout_s:int):
   configure(ren, blobs, timeout_s)
 
 def configure(ren:Renderer, blobs:dict[str, bytes], timeout_s:int):
-  """This process compiles for `ren` the kernels in `blobs` (key -> AST blob)."""
+  """This process compiles for `ren` the kernels in `blobs` (key -> AST blob). `ren` is copied: the device's own renderer
+  keeps its settings."""
+  ren = copy.copy(ren)
+  if ren.compiler is not None: ren.compiler = copy.copy(ren.compiler)
   # no shared disk cache: 15 processes would contend on one SQLite file, and compile_s must measure a real compile
   ren.compiler.cachekey = None
   # CUBIN, not PTX: otherwise the driver JIT-compiles PTX to SASS at module load, serially, in the process that owns the GPU

@@ -1,0 +1,96 @@
+"""The tuned-kernel cache, and injecting it into any tinygrad program.
+
+Entries are keyed by (raw-AST key, device, tinygrad version). While enabled, every LINEAR tinygrad runs gets `opts_to_apply` set
+on each kernel that has an entry (dataset.kernel.with_opts); kernels without one keep tinygrad's default. Enable it with the
+context manager `tuned()`, with `enable()`, or for a whole program with the environment: `KERNTUNE_TUNED=1` (or a cache path)
+and `tuned-run prog.py ARGS` (or `import search.cache` early in the program)."""
+from __future__ import annotations
+import contextlib, json, os, tempfile, threading
+from pathlib import Path
+from dataset.kernel import TINYGRAD_VERSION, opts_from_json, with_opts
+
+DEFAULT = Path(os.environ.get("KERNTUNE_CACHE", Path.home() / ".cache" / "kerntune" / "tuned.json"))
+
+class CacheError(RuntimeError): pass
+
+def _key(ast_key:str, device:str) -> str: return f"{ast_key}|{device}|{TINYGRAD_VERSION}"
+
+class TunedCache:
+  def __init__(self, path:str|os.PathLike=DEFAULT):
+    self.path = Path(path)
+    self.lock = threading.Lock()
+    try: self.entries: dict[str, dict] = json.loads(self.path.read_text()) if self.path.exists() else {}
+    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise CacheError(f"tuned-kernel cache {self.path} is corrupt: {e}") from e
+
+  def get(self, ast_key:str, device:str) -> dict|None: return self.entries.get(_key(ast_key, device))
+  def put(self, ast_key:str, device:str, opts:list, **info):
+    """Store (atomically: a crash never leaves a half-written cache)."""
+    with self.lock:
+      self.entries[_key(ast_key, device)] = {"opts": opts, **info}
+      self.path.parent.mkdir(parents=True, exist_ok=True)
+      fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+      with os.fdopen(fd, "w") as f: json.dump(self.entries, f, indent=1)
+      os.replace(tmp, self.path)
+  def opts_for(self, device:str) -> dict:
+    """ast key -> opts for this device and tinygrad version."""
+    suffix = f"|{device}|{TINYGRAD_VERSION}"
+    return {k[:-len(suffix)]: opts_from_json(v["opts"]) for k, v in self.entries.items() if k.endswith(suffix)}
+
+# *** injection ***
+
+_active: list[TunedCache] = []
+_stats = {"tuned": 0, "default": 0}
+
+def _patched(run_linear):
+  def run(linear, *args, **kwargs):
+    if _active:
+      cache, dev = _active[-1], _linear_device(linear)
+      if dev is not None:
+        table = cache.opts_for(dev)
+        kernels = [c.src[0].key.hex() for c in linear.src if c.src[0].op.name == "SINK"]
+        _stats["tuned"] += sum(k in table for k in kernels); _stats["default"] += sum(k not in table for k in kernels)
+        linear = with_opts(linear, table)
+    return run_linear(linear, *args, **kwargs)
+  run.__wrapped__ = run_linear
+  return run
+
+def _linear_device(linear) -> str|None:
+  from tinygrad.uop.ops import Ops
+  for c in linear.src:
+    if c.src[0].op is Ops.SINK:
+      for u in c.src[0].toposort():
+        if u.op is Ops.PARAM and getattr(u.arg, "device", None): return str(u.arg.device).split(":")[0]
+  return None
+
+def _install():
+  import tinygrad.engine.realize as R, tinygrad.tensor as T, tinygrad.engine.jit as J
+  for mod in (R, T, J):
+    if hasattr(mod, "run_linear") and not hasattr(mod.run_linear, "__wrapped__"): mod.run_linear = _patched(mod.run_linear)
+
+def enable(path:str|os.PathLike|None=None) -> TunedCache:
+  _install()
+  _active.append(c := TunedCache(path or DEFAULT))
+  return c
+def disable():
+  if _active: _active.pop()
+
+@contextlib.contextmanager
+def tuned(path:str|os.PathLike|None=None):
+  """Inside, tinygrad runs every kernel the cache has tuned with its tuned opts."""
+  c = enable(path)
+  try: yield c
+  finally: disable()
+
+def stats() -> dict[str, int]: return dict(_stats)
+
+if (env := os.environ.get("KERNTUNE_TUNED")) and env != "0": enable(None if env == "1" else env)
+
+def run_main(argv=None) -> int:
+  """tuned-run PROG.py ARGS: run a Python program with the tuned-kernel cache enabled."""
+  import runpy, sys
+  argv = sys.argv[1:] if argv is None else argv
+  if not argv: print("usage: tuned-run PROG.py [ARGS...]", file=sys.stderr); return 2
+  if not _active: enable()
+  sys.argv = argv
+  runpy.run_path(argv[0], run_name="__main__")
+  return 0

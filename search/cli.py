@@ -1,0 +1,130 @@
+"""search: tune every kernel of a corpus workload at any shape, and emit verified tuned kernels.
+
+  search --kernel conv2d --shape 8,64,56,56 --out-channels 64 --kernel-size 3 --padding 1 --dtype fp16 --out out/conv"""
+from __future__ import annotations
+import argparse, json, math, random, sys, time
+from pathlib import Path
+from dataset.corpus import CORPUS, ShapeError, Variant, builder, parse_variant
+from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for
+from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler
+from search.measure import Budget, Measurer
+from search.strategies import STRATEGIES, Context, Outcome, finish
+
+# --shape maps onto each workload's leading parameters
+SHAPE = {"conv2d": "n,c,h,w", "conv2d_bias_relu": "n,c,h,w", "conv2d_backward": "n,c,h,w", "maxpool": "n,c,h,w", "bmm": "b,m,k,n",
+         "gemm": "m,k,n", "softmax": "rows,cols", "softmax_backward": "rows,cols", "layernorm": "rows,cols",
+         "layernorm_backward": "rows,cols", "attention": "b,heads,seq,dim", "resnet50": "batch,image", "cvt_block": "batch,tokens_hw",
+         "gpt2_block": "batch,seq"}
+FLAGS = {"out_channels": "k", "kernel_size": "ks", "stride": "stride", "padding": "padding", "dilation": "dilation", "groups": "groups",
+         "dtype": "dtype", "alpha": "alpha", "beta": "beta", "trans_a": "trans_a", "trans_b": "trans_b", "causal": "causal", "log": "log",
+         "batch": "batch", "seq": "seq", "dim": "dim", "heads": "heads"}
+
+def variant_from_args(a, device:str) -> Variant:
+  """The workload at the asked shape; unspecified parameters take the corpus default for the device (its small tier on the CPU)."""
+  builder(a.kernel)  # KeyError for an unknown workload
+  tier = [v for v in CORPUS if v.workload == a.kernel and v.small == (device == "CPU")] or [v for v in CORPUS if v.workload == a.kernel]
+  params = dict(tier[0].params) if tier else {}
+  if a.shape:
+    names, vals = SHAPE[a.kernel].split(","), a.shape.split(",")
+    if len(vals) != len(names): raise ShapeError(f"--shape for {a.kernel} is {','.join(n.upper() for n in names)}: got {a.shape!r}")
+    params.update(zip(names, vals))
+  for flag, p in FLAGS.items():
+    if (v := getattr(a, flag)) is not None: params[p] = v
+  params.update(kv.split("=", 1) for kv in a.param)
+  if a.kernel_size is not None and a.padding is None and "padding" in params: params["padding"] = int(a.kernel_size)//2  # 'same'
+
+  spec = ":".join([a.kernel] + [f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in params.items() if k != "dtype"] + [str(params.get("dtype", "fp32"))])
+  return parse_variant(spec)
+
+def load_scorer(path:str|None, device:str, props:dict, arch:str, allow_mismatch:bool):
+  from models.cost_model import CostModel, default_model_path
+  model = CostModel.load(path or default_model_path(device, arch), device=device, arch=arch, allow_device_mismatch=allow_mismatch)
+  return model.scorer(props), str(path or default_model_path(device, arch))
+
+def tune_kernel(kernel:Kernel, device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
+                **strategy_args) -> tuple[Outcome, Measurer]:
+  m = Measurer(kernel, device, budget, workers=workers, on_timed=progress)
+  ctx = Context(scheduler(kernel.ast, renderer_for(device)), m, scorer, random.Random(seed))
+  st = time.perf_counter()
+  STRATEGIES[strategy](**strategy_args).run(ctx)
+  return finish(ctx, strategy, time.perf_counter() - st), m
+
+def emit(out:Path, i:int, kernel:Kernel, o:Outcome, m:Measurer, device:str, dev_name:str, arch:str) -> dict:
+  prg = m.program(o.opts)
+  ext = {"CUDA": "cu", "CPU": "c"}.get(device, "txt")
+  if prg is not None: (out / f"kernel{i}.{ext}").write_text(prg.src[2].arg)
+  replay = {"kernel_key": kernel.key, "name": kernel.name, "device": device, "device_name": dev_name, "arch": arch,
+            "tinygrad": TINYGRAD_VERSION, "opts": opts_to_json(o.opts)}
+  (out / f"kernel{i}.opts.json").write_text(json.dumps(replay, indent=1))
+  return {**replay, "strategy": o.strategy, "time_us": o.time_s*1e6, "hand_coded_us": o.hand_time_s*1e6,
+          "speedup_vs_hand": o.hand_time_s/o.time_s if o.time_s < math.inf else None, "verified": o.verified, "check": o.check,
+          "search_s": round(o.search_s, 3), "compiled": o.compiled, "timed": o.timed, "hand_opts": opts_to_json(o.hand_opts),
+          "trajectory": [{"timed": n, "s": s, "best_us": b*1e6} for n, s, b in o.trajectory], "source": f"kernel{i}.{ext}" if prg is not None else None}
+
+def parse_args(argv=None):
+  ap = argparse.ArgumentParser("search", description=__doc__.split("\n")[0])
+  ap.add_argument("--kernel", required=True, help="workload: " + ", ".join(SHAPE))
+  ap.add_argument("--shape", help="comma list; per workload: " + "; ".join(f"{k}: {v.upper()}" for k, v in SHAPE.items()))
+  for flag in FLAGS: ap.add_argument("--" + flag.replace("_", "-"), default=None)
+  ap.add_argument("--param", action="append", default=[], help="any workload parameter NAME=VALUE")
+  ap.add_argument("--device", choices=["CUDA", "CPU"], default=None, help="default: CUDA if present, else CPU")
+  ap.add_argument("--strategy", choices=sorted(STRATEGIES), default="beam")
+  ap.add_argument("--budget", type=int, default=None, help="timed candidates per kernel (default 24; pure-model ignores it)")
+  ap.add_argument("--time-budget", type=float, default=None, help="seconds per kernel")
+  ap.add_argument("--model", default=None, help="cost model (default: the shipped model for the device's arch)")
+  ap.add_argument("--allow-device-mismatch", action="store_true")
+  ap.add_argument("--compare-beam", type=int, default=0, help="also run tinygrad's BEAM=N on each kernel and report its time")
+  ap.add_argument("--workers", type=int, default=0, help="compile processes (0: in this process)")
+  ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--out", default="out/search", help="directory for opts, sources and result.json")
+  ap.add_argument("--no-cache", action="store_true", help="do not store results in the tuned-kernel cache")
+  return ap.parse_args(argv)
+
+def fail(msg:str) -> int:
+  print(f"search: error: {msg}", file=sys.stderr); return 2
+
+def main(argv=None) -> int:
+  a = parse_args(argv)
+  device = a.device or default_device()
+  try:
+    open_device(device)
+    variant = variant_from_args(a, device)
+    dev_name, arch, props = device_info(device)
+    needs_model = a.strategy in ("beam", "pure-model", "mcts")
+    scorer, model_path = load_scorer(a.model, device, props, arch, a.allow_device_mismatch) if needs_model else (None, None)
+    out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+  except (DeviceError, ShapeError) as e: return fail(str(e))
+  except KeyError as e: return fail(str(e.args[0]))
+  except OSError as e: return fail(f"cannot write {a.out}: {e.strerror or e}")
+  except Exception as e:
+    if type(e).__name__ == "ModelError": return fail(str(e))
+    raise
+  from tqdm import tqdm
+  from search.cache import TunedCache
+  kernels = [Kernel(ast.key.hex(), ast, f"{variant.name}#{i}", variant.family, variant.workload) for i, ast in enumerate(kernel_asts(*variant.build(device)))]
+  budget_n = a.budget if a.budget is not None else (None if a.time_budget else 24)
+  results = []
+  print(f"search: {variant.name}: {len(kernels)} kernel(s) on {dev_name} ({arch}), strategy {a.strategy}" + (f", model {model_path}" if model_path else ""), file=sys.stderr)
+  for i, k in enumerate(kernels):
+    bar = tqdm(total=budget_n, desc=f"kernel {i+1}/{len(kernels)}", unit="timed", file=sys.stderr)
+    def progress(m, bar=bar): bar.update(1); bar.set_postfix(best_us=f"{m.best*1e6:.1f}", compiled=m.compiled)
+    o, m = tune_kernel(k, device, a.strategy, Budget(budget_n, a.time_budget), scorer, a.seed, a.workers, progress)
+    bar.close()
+    r = emit(out, i, k, o, m, device, dev_name, arch)
+    m.close()
+    if a.compare_beam:
+      ob, mb = tune_kernel(k, device, "tinygrad-beam", Budget(), None, a.seed, a.workers, amt=a.compare_beam)
+      r[f"beam{a.compare_beam}"] = {"time_us": ob.time_s*1e6, "search_s": round(ob.search_s, 3), "compiled": ob.compiled, "timed": ob.timed}
+      mb.close()
+    if o.verified and not a.no_cache:
+      TunedCache().put(k.key, device, opts_to_json(o.opts), time_s=o.time_s, hand_time_s=o.hand_time_s, name=k.name, strategy=a.strategy)
+    results.append(r)
+    print(f"  {k.name}: {r['time_us']:.1f} us vs hand-coded {r['hand_coded_us']:.1f} us ({r['speedup_vs_hand'] or 0:.2f}x), "
+          f"{'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}, {o.compiled} compiled, {o.timed} timed, {o.search_s:.1f} s", file=sys.stderr)
+  summary = {"workload": variant.name, "device": dev_name, "arch": arch, "strategy": a.strategy, "model": model_path,
+             "date": time.strftime("%Y-%m-%d"), "command": "search " + " ".join(sys.argv[1:] if argv is None else argv), "kernels": results}
+  (out / "result.json").write_text(json.dumps(summary, indent=1))
+  print(f"search: wrote {out}/result.json", file=sys.stderr)
+  return 0 if all(r["verified"] for r in results) else 1
+
+if __name__ == "__main__": sys.exit(main())

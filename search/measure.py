@@ -1,0 +1,92 @@
+"""Measurement for search: compile candidates (in parallel when there are workers), time them on the device with the dataset's
+protocol, and verify a winner against the unoptimized kernel. It counts what it compiles and times, and enforces the budget."""
+from __future__ import annotations
+import math, time
+from dataclasses import dataclass, field
+from typing import Callable
+from tinygrad.codegen.opt import Opt
+from tinygrad.uop.ops import UOp
+from dataset.compile import Task, Compiled, configure, make_pool, run_task
+from dataset.device import L2Flush, renderer_for
+from dataset.kernel import Kernel
+from dataset.timing import Bench
+
+class BudgetExhausted(Exception): pass
+
+@dataclass
+class Budget:
+  measurements: int|None = None   # timed candidates
+  seconds: float|None = None
+  def left(self, timed:int, elapsed:float) -> bool:
+    return (self.measurements is None or timed < self.measurements) and (self.seconds is None or elapsed < self.seconds)
+
+@dataclass
+class Measurer:
+  kernel: Kernel
+  device: str
+  budget: Budget = field(default_factory=Budget)
+  workers: int = 0                 # 0: compile in this process
+  early_factor: float = 4.0
+  on_timed: Callable[[Measurer], None]|None = None   # progress: called after each timed candidate
+  def __post_init__(self):
+    self.ren = renderer_for(self.device)
+    self.blob = self.kernel.blob()
+    configure(self.ren, {self.kernel.key: self.blob}, 20)
+    self.pool = make_pool(self.workers, self.ren, [{"key": self.kernel.key, "ast": self.blob}]) if self.workers > 1 else None
+    self.bench = Bench(self.kernel.ast, self.device, L2Flush(self.device))
+    self.start = time.perf_counter()
+    self.compiled = self.timed = 0
+    self.times: dict[tuple[Opt, ...], float] = {}       # every timed candidate (inf: failed)
+    self.progs: dict[tuple[Opt, ...], UOp] = {}
+    self.libs: dict[str, tuple[Opt, ...]] = {}          # same binary, same time: measured once
+    self.trajectory: list[tuple[int, float, float]] = []  # (timed, seconds, best time so far)
+    self.best = math.inf
+    ref = self._compile([()])[0]
+    if ref.prg is None: raise RuntimeError(f"the unoptimized kernel does not compile: {ref.error}")
+    self.bench.set_reference(ref.prg)
+
+  @property
+  def elapsed(self) -> float: return time.perf_counter() - self.start
+  def has_budget(self) -> bool: return self.budget.left(self.timed, self.elapsed)
+
+  def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
+    tasks = [Task(self.kernel.key, "fixed", o) for o in opts_list]
+    self.compiled += len(tasks)
+    return list(self.pool.map(run_task, tasks)) if self.pool is not None and len(tasks) > 1 else [run_task(t) for t in tasks]
+
+  def measure(self, opts_list:list[tuple[Opt, ...]]) -> list[float]:
+    """Runtimes in seconds (inf for a config that fails), measuring only what is new and only while the budget lasts:
+    raises BudgetExhausted once it is spent, after recording what it measured."""
+    new = [o for o in dict.fromkeys(opts_list) if o not in self.times]
+    if new and not self.has_budget(): raise BudgetExhausted()
+    if self.budget.measurements is not None: new = new[:max(0, self.budget.measurements - self.timed)]
+    for c in self._compile(new):
+      o = c.task.parent
+      if c.prg is None or c.status != "ok": self.times[o] = math.inf; continue
+      if c.lib_hash in self.libs: self.times[o] = self.times[self.libs[c.lib_hash]]; continue
+      self.libs[c.lib_hash] = o
+      try: ts, _ = self.bench.time(c.prg, early_stop=self.early_factor*self.best)
+      except Exception: ts = [math.inf]
+      self.timed += 1
+      self.times[o], self.progs[o] = min(ts), c.prg
+      self.best = min(self.best, min(ts))
+      self.trajectory.append((self.timed, round(self.elapsed, 3), self.best))
+      if self.on_timed is not None: self.on_timed(self)
+    if any(o not in self.times for o in opts_list): raise BudgetExhausted()
+    return [self.times[o] for o in opts_list]
+
+  def verify(self, opts:tuple[Opt, ...]) -> str|None:
+    """None if `opts` computes what the unoptimized kernel computes on random inputs; else what differs."""
+    if opts not in self.progs: self.measure([opts]) if self.has_budget() else self._verify_compile(opts)
+    if (prg := self.progs.get(opts)) is None: return "does not compile"
+    return self.bench.check(prg)
+
+  def _verify_compile(self, opts:tuple[Opt, ...]):
+    c = self._compile([opts])[0]
+    if c.prg is not None: self.progs[opts] = c.prg
+
+  def program(self, opts:tuple[Opt, ...]) -> UOp|None: return self.progs.get(opts)
+
+  def close(self):
+    if self.pool is not None: self.pool.shutdown(cancel_futures=True)
+    self.bench.release()

@@ -1,0 +1,119 @@
+"""Search on tinygrad's CPU device: budgets, the correctness gate, the tuned-kernel cache in a real multi-kernel run, CLI errors."""
+import json, math, random, subprocess, sys
+from pathlib import Path
+import numpy as np
+import pytest
+from tinygrad import Tensor
+from tinygrad.uop.ops import Ops
+from tinygrad.engine.realize import compile_linear
+from dataset.corpus import parse_variant
+from dataset.kernel import Kernel, kernel_asts, scheduler, with_opts, opts_to_json
+from dataset.device import renderer_for
+from dataset.sampler import hand_coded
+from search.measure import Budget, Measurer
+from search.strategies import STRATEGIES, Context, finish
+
+ROOT = Path(__file__).resolve().parents[1]
+CPU = renderer_for("CPU")
+
+def _kernel(spec:str, i:int=0) -> Kernel:
+  ast = kernel_asts(*parse_variant(spec).build("CPU"))[i]
+  return Kernel(ast.key.hex(), ast, f"{spec}#{i}", "t", "t")
+
+def upcast_scorer(ks):  # deterministic stand-in for a model: these tests are about budgets, not ranking quality
+  return np.array([float(np.prod([s for s, t in zip(k.full_shape, k.axis_types) if t.name in ("UPCAST", "UNROLL")] or [1]))
+                   + 0.01*len(k.applied_opts) for k in ks])
+
+@pytest.mark.parametrize("strategy", ["random", "tpe", "mcts", "beam"])
+def test_strategies_respect_the_measurement_budget(strategy):
+  k = _kernel("gemm:m=32:k=64:n=32:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=5))
+  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+  STRATEGIES[strategy]().run(ctx)
+  assert 1 <= m.timed <= 5 and len(m.trajectory) == m.timed
+  assert [b for *_, b in m.trajectory] == sorted([b for *_, b in m.trajectory], reverse=True)   # best-so-far only improves
+  o = finish(ctx, strategy, m.elapsed)
+  assert o.verified and o.time_s <= o.hand_time_s and o.timed <= 5 + 1 + len(ctx.final_picks)   # + hand-coded, final picks
+  m.close()
+
+def test_time_budget_stops_search():
+  k = _kernel("gemm:m=32:k=64:n=32:fp32")
+  m = Measurer(k, "CPU", Budget(seconds=0.0))
+  STRATEGIES["random"]().run(Context(scheduler(k.ast, CPU), m, None, random.Random(0)))
+  assert m.timed == 0
+  m.close()
+
+def test_pure_model_measures_nothing_until_verification():
+  k = _kernel("gemm:m=32:k=64:n=32:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=50))
+  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+  STRATEGIES["pure-model"]().run(ctx)
+  assert m.timed == 0 and ctx.final_picks
+  o = finish(ctx, "pure-model", m.elapsed)
+  assert o.verified and m.timed <= 1 + len(ctx.final_picks)
+  m.close()
+
+def test_wrong_kernel_is_never_the_answer():
+  soft = _kernel("softmax:rows=16:cols=64:log=0:fp32", 2)
+  logsoft = _kernel("softmax:rows=16:cols=64:log=1:fp32", 1)   # same buffers and shapes, other function
+  m = Measurer(soft, "CPU", Budget(measurements=3))
+  ctx = Context(scheduler(soft.ast, CPU), m, None, random.Random(0))
+  STRATEGIES["random"]().run(ctx)
+  other = Measurer(logsoft, "CPU", Budget(measurements=1))
+  lo = hand_coded(scheduler(logsoft.ast, CPU))
+  other.measure([lo])
+  fake = ("planted",)
+  m.times[fake], m.progs[fake] = 1e-12, other.program(lo)   # the fastest "measured" config computes the wrong function
+  assert m.verify(fake) is not None
+  o = finish(ctx, "random", m.elapsed)
+  assert o.verified and o.opts != fake and m.times[fake] == math.inf
+  m.close(); other.close()
+
+def test_tuned_cache_replays_in_a_real_multi_kernel_program(tmp_path):
+  from search.cache import TunedCache, tuned, stats
+  spec = "softmax:rows=16:cols=64:log=0:fp32"
+  kernels = [_kernel(spec, i) for i in range(3)]
+  cache = TunedCache(tmp_path / "tuned.json")
+  chosen = {}
+  for k in kernels[:2]:   # tune two of the three kernels; the third falls back to tinygrad's default
+    m = Measurer(k, "CPU", Budget(measurements=3))
+    ctx = Context(scheduler(k.ast, CPU), m, None, random.Random(1))
+    STRATEGIES["random"]().run(ctx)
+    o = finish(ctx, "random", m.elapsed)
+    m.close()
+    assert o.verified
+    cache.put(k.key, "CPU", opts_to_json(o.opts), time_s=o.time_s)
+    chosen[k.key] = o.opts
+  reloaded = TunedCache(tmp_path / "tuned.json")
+  assert reloaded.opts_for("CPU") == chosen
+  x = np.random.default_rng(0).standard_normal((16, 64)).astype(np.float32)
+  def program(): return Tensor(x).softmax(-1)
+  before = stats()["tuned"]
+  with tuned(tmp_path / "tuned.json"):
+    out = program().numpy()
+    lin = with_opts(program().schedule_linear(), reloaded.opts_for("CPU"))
+  assert stats()["tuned"] - before == 2
+  progs = {c.src[0].src[0].arg.applied_opts for c in compile_linear(lin).src if c.src[0].op is Ops.PROGRAM}
+  assert set(chosen.values()) <= progs
+  ref = np.exp(x - x.max(-1, keepdims=True)); ref /= ref.sum(-1, keepdims=True)
+  np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+  # outside the context manager nothing is injected
+  after = stats()["tuned"]
+  program().numpy()
+  assert stats()["tuned"] == after
+
+def test_corrupt_cache_is_a_clear_error(tmp_path):
+  from search.cache import TunedCache, CacheError
+  (p := tmp_path / "c.json").write_text("{not json")
+  with pytest.raises(CacheError, match="corrupt"): TunedCache(p)
+
+@pytest.mark.parametrize("args,msg", [
+  (["--kernel", "nosuch"], "unknown workload 'nosuch'"),
+  (["--kernel", "conv2d", "--shape", "1,2"], "--shape for conv2d is N,C,H,W"),
+  (["--kernel", "conv2d", "--shape", "1,4,8,8", "--out-channels", "8", "--groups", "3"], "bad shape"),
+  (["--kernel", "gemm", "--shape", "0,4,4"], "bad shape for gemm: m=0"),
+  (["--kernel", "gemm", "--strategy", "random", "--out", "/proc/nope/x"], "cannot write"),
+])
+def test_search_cli_errors_are_one_line(args, msg):
+  r = subprocess.run([sys.executable, "-m", "search.cli", "--device", "CPU", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+  assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
