@@ -273,6 +273,10 @@ def _set_pdeathsig():
   except OSError: pass
 
 def supervise(a, device:str, out:Path, argv:list[str]) -> int:
+  import fcntl
+  lock = open(out.with_suffix(".lock"), "w")
+  try: fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)   # one writer per store: two would fight over its pending rows
+  except BlockingIOError: return fail(f"another generate-dataset is writing {out}")
   deadline = time.time() + a.time_budget if a.time_budget is not None else math.inf
   hb, fails = out.with_suffix(".heartbeat"), 0
   while True:

@@ -97,6 +97,8 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     try:
       if len(_rows(out)) >= 8: break
     except sqlite3.Error: pass
+  busy = _gen(out, "--kernels", kernels, "--samples-per-kernel", str(n))   # a second writer is refused while the first runs
+  assert busy.wait(timeout=60) == 2 and "another generate-dataset is writing" in busy.stdout.read()
   os.killpg(p.pid, signal.SIGKILL)   # supervisor, the measuring child and its compile workers, all at once
   p.wait()
   before = _rows(out)
