@@ -1,0 +1,142 @@
+"""Search benchmark (issue 4), one run on one device: per suite op, the kernel time of tinygrad hand-coded, BEAM=2, BEAM=4, learned
+beam, MCTS and pure-model, and torch (cuDNN/cuBLAS) for the same op; per strategy the search wall time and compiled and timed
+candidates. An op's time is the sum of its kernels' times. The cost model must not have seen these kernels: pass a model trained
+without them (train-cost-model --exclude-suite).
+  python scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --out results   (on the GPU host: DEV=CUDA)"""
+from __future__ import annotations
+import argparse, json, math, sys, time
+from pathlib import Path
+from dataset.corpus import parse_variant
+from dataset.device import default_device, device_info, renderer_for
+from dataset.kernel import Kernel, kernel_asts, opts_to_json, scheduler
+from dataset.sampler import hand_coded
+from search.measure import Budget, Measurer
+from search.cli import load_scorer, tune_kernel
+
+SUITE = {  # name: (kerntune variant, torch builder args)
+  "conv3x3_s1": "conv2d:n=32:c=64:h=56:w=56:k=64:ks=3:stride=1:padding=1:fp16",
+  "conv3x3_s2": "conv2d:n=32:c=128:h=56:w=56:k=128:ks=3:stride=2:padding=1:fp16",
+  "conv1x1": "conv2d:n=32:c=256:h=56:w=56:k=64:ks=1:stride=1:padding=0:fp16",
+  "conv7x7_s2": "conv2d:n=32:c=3:h=224:w=224:k=64:ks=7:stride=2:padding=3:fp16",
+  "depthwise3x3_fp32": "conv2d:n=32:c=192:h=28:w=28:k=192:ks=3:stride=1:padding=1:groups=192:fp32",
+  "bmm": "bmm:b=64:m=512:k=64:n=512:fp16",
+  "gemm4096": "gemm:m=4096:k=4096:n=4096:fp16",
+  "gemm2048_fp32": "gemm:m=2048:k=2048:n=2048:fp32",
+  "softmax_fp32": "softmax:rows=4096:cols=4096:log=0:fp32",
+  "layernorm_fp32": "layernorm:rows=8192:cols=1024:fp32",
+  "attention": "attention:b=8:heads=12:seq=512:dim=64:causal=0:fp16",
+}
+STRATEGIES = {"hand-coded": None, "beam2": ("tinygrad-beam", {"amt": 2}), "beam4": ("tinygrad-beam", {"amt": 4}),
+              "learned-beam": ("beam", {}), "mcts": ("mcts", {}), "pure-model": ("pure-model", {})}
+
+def suite_keys(device:str) -> set[str]:
+  return {ast.key.hex() for spec in SUITE.values() for ast in kernel_asts(*parse_variant(spec).build(device))}
+
+def torch_us(spec:str, reps:int=50) -> float|None:
+  """The same op through torch (cuDNN / cuBLAS), median of CUDA-event timings with the L2 flushed before each run."""
+  import torch
+  if not torch.cuda.is_available(): return None
+  v = dict(parse_variant(spec).params)
+  dt = torch.float16 if v["dtype"] == "fp16" else torch.float32
+  r = lambda *s: torch.randn(*s, device="cuda", dtype=dt)
+  w = spec.split(":")[0]
+  if w == "conv2d":
+    x, wt = r(v["n"], v["c"], v["h"], v["w"]), r(v["k"], v["c"]//v["groups"], v["ks"], v["ks"])
+    fn = lambda: torch.nn.functional.conv2d(x, wt, stride=v["stride"], padding=v["padding"], dilation=v["dilation"], groups=v["groups"])
+  elif w == "bmm": a, b = r(v["b"], v["m"], v["k"]), r(v["b"], v["k"], v["n"]); fn = lambda: torch.bmm(a, b)
+  elif w == "gemm": a, b = r(v["m"], v["k"]), r(v["k"], v["n"]); fn = lambda: a @ b
+  elif w == "softmax": x = r(v["rows"], v["cols"]); fn = lambda: torch.softmax(x, -1)
+  elif w == "layernorm":
+    x, g, b = r(v["rows"], v["cols"]), r(v["cols"]), r(v["cols"]); fn = lambda: torch.nn.functional.layer_norm(x, (v["cols"],), g, b)
+  elif w == "attention":
+    q, k, vv = (r(v["b"], v["heads"], v["seq"], v["dim"]) for _ in range(3))
+    fn = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, vv, is_causal=bool(v["causal"]))
+  else: return None
+  torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False   # fp32 stays fp32, as tinygrad's
+  flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+  for _ in range(5): fn()
+  ts = []
+  for _ in range(reps):
+    flush.zero_()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); fn(); e.record(); torch.cuda.synchronize()
+    ts.append(s.elapsed_time(e) * 1e3)
+  return sorted(ts)[len(ts)//2]
+
+def main(argv=None) -> int:
+  ap = argparse.ArgumentParser("bench_search")
+  ap.add_argument("--model", required=True, help="a cost model trained without the suite's kernels")
+  ap.add_argument("--budget", type=int, default=24, help="timed candidates per kernel for learned beam and MCTS")
+  ap.add_argument("--ops", default=",".join(SUITE))
+  ap.add_argument("--device", default=None)
+  ap.add_argument("--workers", type=int, default=15)
+  ap.add_argument("--out", default="results")
+  a = ap.parse_args(argv)
+  device = a.device or default_device()
+  dev_name, arch, props = device_info(device)
+  scorer, model_path = load_scorer(a.model, device, props, arch, False)
+  res = {"device": f"{dev_name} ({arch})", "date": time.strftime("%Y-%m-%d"), "model": model_path, "budget": a.budget,
+         "command": "python scripts/bench_search.py " + " ".join(sys.argv[1:] if argv is None else argv), "ops": {}}
+  out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+  for op in a.ops.split(","):
+    v = parse_variant(SUITE[op])
+    kernels = [Kernel(ast.key.hex(), ast, f"{v.name}#{i}", v.family, v.workload) for i, ast in enumerate(kernel_asts(*v.build(device)))]
+    row = {}
+    for sname, spec in STRATEGIES.items():
+      tot = {"kernel_us": 0.0, "search_s": 0.0, "compiled": 0, "timed": 0, "verified": True, "opts": [], "trajectories": []}
+      for k in kernels:
+        if spec is None:   # tinygrad's hand-coded choice, measured and checked by the same protocol
+          m = Measurer(k, device, Budget(), workers=0)
+          hand = hand_coded(scheduler(k.ast, renderer_for(device)))
+          tot["kernel_us"] += m.measure([hand])[0]*1e6
+          tot["verified"] &= m.verify(hand) is None
+          tot["opts"].append(opts_to_json(hand))
+        else:
+          strat, args = spec
+          o, m = tune_kernel(k, device, strat, Budget(a.budget if strat in ("beam", "mcts") else None), scorer, 0, a.workers, **args)
+          tot["kernel_us"] += o.time_s*1e6
+          tot["search_s"] += o.search_s; tot["compiled"] += o.compiled; tot["timed"] += o.timed
+          tot["opts"].append(opts_to_json(o.opts)); tot["trajectories"].append(o.trajectory)
+          tot["verified"] &= o.verified
+        m.close()
+      row[sname] = tot
+      print(f"{op:18s} {sname:12s} {tot['kernel_us']:10.1f} us  search {tot['search_s']:7.1f} s  {tot['compiled']:5d} compiled {tot['timed']:5d} timed", flush=True)
+    row["torch"] = {"kernel_us": torch_us(SUITE[op])}
+    res["ops"][op] = row
+    (out / "search_bench.json").write_text(json.dumps(res, indent=1))   # after every op: a cut-off run keeps what it measured
+  write_markdown(res, out / "search_bench.md")
+  plot(res, out / "search_bench.png")
+  return 0
+
+def geomean(xs): return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else float("nan")
+
+def write_markdown(res:dict, path:Path):
+  names = list(STRATEGIES) + ["torch"]
+  lines = [f"# Search benchmark: {res['device']}, {res['date']}", "", f"`{res['command']}`; model `{res['model']}` (trained without these kernels).", "",
+           "Kernel time in microseconds (sum over the op's kernels); search seconds / compiled / timed per strategy.", "",
+           "| op | " + " | ".join(names) + " |", "|---|" + "---:|"*len(names)]
+  for op, row in res["ops"].items():
+    cells = [f"{row[n]['kernel_us']:.1f}" if row[n]['kernel_us'] else "-" for n in names]
+    lines.append(f"| {op} | " + " | ".join(cells) + " |")
+  lines += ["", "| op | " + " | ".join(f"{n} s/compiled/timed" for n in list(STRATEGIES)[1:]) + " |", "|---|" + "---:|"*(len(STRATEGIES)-1)]
+  for op, row in res["ops"].items():
+    lines.append(f"| {op} | " + " | ".join(f"{row[n]['search_s']:.1f} / {row[n]['compiled']} / {row[n]['timed']}" for n in list(STRATEGIES)[1:]) + " |")
+  g = {n: geomean([r[n]["kernel_us"] for r in res["ops"].values() if r[n]["kernel_us"]]) for n in names}
+  lines += ["", "Geomean kernel time (us): " + ", ".join(f"{n} {v:.1f}" for n, v in g.items())]
+  path.write_text("\n".join(lines) + "\n")
+
+def plot(res:dict, path:Path):
+  import matplotlib; matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  ops = list(res["ops"])
+  fig, axes = plt.subplots(math.ceil(len(ops)/4), 4, figsize=(16, 3.2*math.ceil(len(ops)/4)), squeeze=False)
+  for ax, op in zip(axes.flat, ops):
+    for n in ("learned-beam", "mcts"):
+      for tr in res["ops"][op][n]["trajectories"][:1]:
+        if tr: ax.plot([t[0] for t in tr], [t[2]*1e6 for t in tr], label=n)
+    ax.axhline(res["ops"][op]["hand-coded"]["kernel_us"], color="gray", ls="--", label="hand-coded")
+    ax.set_title(op); ax.set_xlabel("timed candidates"); ax.set_ylabel("best us")
+  axes.flat[0].legend()
+  fig.tight_layout(); fig.savefig(path, dpi=90)
+
+if __name__ == "__main__": sys.exit(main())
