@@ -11,7 +11,7 @@ from dataset.device import default_device, device_info, renderer_for
 from dataset.kernel import Kernel, kernel_asts, opts_to_json, scheduler
 from dataset.sampler import hand_coded
 from search.measure import Budget, Measurer
-from search.cli import load_scorer, tune_kernel
+from search.cli import load_model, tune_kernel
 
 SUITE = {  # name: (kerntune variant, torch builder args)
   "conv3x3_s1": "conv2d:n=32:c=64:h=56:w=56:k=64:ks=3:stride=1:padding=1:fp16",
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   device = a.device or default_device()
   dev_name, arch, props = device_info(device)
-  scorer, model_path = load_scorer(a.model, device, props, arch, False)
+  model, model_path = load_model(a.model, device, dev_name, arch, False)
   res = {"device": f"{dev_name} ({arch})", "date": time.strftime("%Y-%m-%d"), "model": model_path, "budget": a.budget,
          "command": "python scripts/bench_search.py " + " ".join(sys.argv[1:] if argv is None else argv), "ops": {}}
   out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
@@ -93,7 +93,7 @@ def main(argv=None) -> int:
           tot["opts"].append(opts_to_json(hand))
         else:
           strat, args = spec
-          o, m = tune_kernel(k, device, strat, Budget(a.budget if strat in ("beam", "mcts") else None), scorer, 0, a.workers, **args)
+          o, m = tune_kernel(k, device, strat, Budget(a.budget if strat in ("beam", "mcts") else None), model, 0, a.workers, **args)
           tot["kernel_us"] += o.time_s*1e6
           tot["search_s"] += o.search_s; tot["compiled"] += o.compiled; tot["timed"] += o.timed
           tot["opts"].append(opts_to_json(o.opts)); tot["trajectories"].append(o.trajectory)
