@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from dataset.store import Store
-from dataset.kernel import Kernel, TINYGRAD_VERSION, scheduler, opts_from_json
+from dataset.kernel import Kernel, TINYGRAD_VERSION, opts_from_json
 from dataset.device import renderer_for
-from models.features import FEATURES, SCHEMA_VERSION, featurize, kernel_stats
+from models.features import FEATURES, SCHEMA_VERSION, featurize
 
 NETWORKS = ("resnet50", "cvt_block", "gpt2_block")
 CACHE = Path(__file__).parent / "cache"
@@ -54,13 +54,12 @@ def content_hash(df:pd.DataFrame) -> str:
 _W: dict = {}
 def _init(backend:str, arch:str, props:dict): _W.update(ren=renderer(backend, arch), props=props)
 def _featurize_kernel(task:tuple[bytes, list[str]]) -> np.ndarray:
+  from models.cost_model import schedulers
   blob, opts = task
   ast, ren = Kernel.ast_from_blob(blob), _W["ren"]
-  st = kernel_stats(scheduler(ast, ren))
   out = np.full((len(opts), len(FEATURES)), np.nan, dtype=np.float32)
-  for i, o in enumerate(opts):
-    try: out[i] = featurize(scheduler(ast, ren, opts_from_json(json.loads(o))), _W["props"], st)
-    except Exception: pass  # an opt sequence that no longer applies: the row is dropped
+  for i, k in enumerate(schedulers(ast, ren, [opts_from_json(json.loads(o)) for o in opts])):
+    if k is not None: out[i] = featurize(k, _W["props"])   # None: opts that no longer apply; the row is dropped
   return out
 
 def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:int|None=None, progress:bool=False) -> Dataset:

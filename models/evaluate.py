@@ -65,3 +65,28 @@ def cross_predict(fit_predict:Callable[[np.ndarray, np.ndarray], np.ndarray], sp
     if out is None: out = np.full(len(tr), np.nan)
     out[te] = s
   return out
+
+# *** running the models over splits ***
+
+def summarize(per_seed:list[dict[str, float]]) -> dict[str, dict[str, float]]:
+  """{metric: {"mean", "std", "seeds": [...]}} over seeds (std with ddof=0: the spread of the seeds run, not an estimate)."""
+  return {m: {"mean": float(np.mean([s[m] for s in per_seed])), "std": float(np.std([s[m] for s in per_seed])),
+              "seeds": [float(s[m]) for s in per_seed]} for m in per_seed[0]}
+
+def fit_predict(make, X:np.ndarray, t:np.ndarray, kernel:np.ndarray, tr:np.ndarray, te:np.ndarray) -> np.ndarray:
+  return make().fit(X[tr], t[tr], kernel[tr]).predict(X[te])
+
+def run_splits(make, X:np.ndarray, t:np.ndarray, kernel:np.ndarray, splits) -> np.ndarray:
+  """Out-of-split scores. `make(i, train_mask)` builds a fresh estimator for split i (so tuning can see the training rows only)."""
+  out = np.full(len(t), np.nan)
+  for i, (tr, te) in enumerate(splits): out[te] = fit_predict(lambda: make(i, tr), X, t, kernel, tr, te)
+  return out
+
+def group_metrics(score:np.ndarray, t:np.ndarray, kernel:np.ndarray, labels:np.ndarray, source:np.ndarray|None=None) -> dict:
+  """Per-kernel metrics averaged within each label (family or network), and over all kernels; with the references."""
+  pk = per_kernel(score, t, kernel)
+  lab = dict(zip(kernel.tolist(), labels.tolist()))
+  out = {"all": average(pk), "by_label": {}}
+  for g in sorted(set(lab[k] for k in pk)):
+    out["by_label"][g] = {**average({k: v for k, v in pk.items() if lab[k] == g}), "kernels": sum(lab[k] == g for k in pk)}
+  return out

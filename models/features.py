@@ -4,7 +4,7 @@ along every axis), which gives exact strides, coalescing and vector widths, also
 
 One fixed-length vector per candidate, with the device's properties as inputs, so a single schema spans devices."""
 from __future__ import annotations
-import functools, math
+import math
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.uop.ops import UOp, Ops, AxisType, GroupOp
@@ -21,7 +21,7 @@ AXES: dict[str, tuple[AxisType, ...]] = {"global": (AxisType.GLOBAL,), "thread":
 _AX_OF = {t: name for name, ts in AXES.items() for t in ts}
 OPS = tuple(OptOps)
 SEQ_LEN = 8          # opt slots encoded one by one (the sequence itself); the counts cover longer sequences
-BUF_SLOTS = ("out", "in0", "in1", "in2")   # the first store, then the three largest loads
+BUF_SLOTS = ("out", "in0", "in1", "in2")   # the first store, then the three loads that move the most bytes
 TILE_MAX = 1024      # points of thread 0's upcast/unroll tile that are evaluated
 TRANSCENDENTAL = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.FDIV, Ops.POW}
 
@@ -29,23 +29,25 @@ def _l2(x) -> float: return math.log2(1.0 + max(float(x), 0.0))
 
 # *** column names: built once, in the order featurize emits them ***
 
-_BUF_COLS = ("present", "store", "itemsize", "numel", "valid_terms", "dep_axes", "stride_tx", "stride_bx", "stride_inner_red",
+_BUF_COLS = ("present", "store", "itemsize", "numel", "valid_terms", "idx_ops", "idx_divmod", "dep_axes", "stride_tx", "stride_bx", "stride_inner_red",
              "stride_inner_up", "warp_sectors", "warp_elems", "warp_eff", "vec_sectors", "tile_elems", "tile_runs", "vec", "vec_insts",
              "trips", "insts_thread", "elems_thread", "sectors_total", "l1_bytes", "block_foot", "l2_bytes", "reuse")
 _AX_BUF_COLS = ("min_stride", "contig", "bcast")
 _AGG_COLS = ("n", "l1_bytes", "l2_bytes", "dram_bytes", "max_warp_sectors", "mean_warp_eff", "min_warp_eff", "uncoalesced",
-             "insts_thread", "elems_thread", "tile_elems", "vec_mean", "reuse_max")
+             "insts_thread", "elems_thread", "tile_elems", "vec_mean", "reuse_max", "idx_ops", "l1_reuse")
 
 def _names() -> list[str]:
   n = [f"dev_{k}" for k in DEVICE_KEYS]
-  n += ["k_flops", "k_bytes", "k_ai", "k_params", "k_loads", "k_stores", "k_reduceops", "k_alu", "k_transc", "k_where", "k_valid",
-        "k_out_numel", "k_reduce_numel", "k_dims", "k_reduce_dims", "k_itemsize_max", "k_acc_itemsize", "k_tc_eligible"]
+  n += ["k_flops", "k_bytes", "k_ai", "k_params", "k_loads", "k_stores", "k_reduceops", "k_alu", "k_transc", "k_where",
+        "k_out_numel", "k_reduce_numel", "k_itemsize_max", "k_acc_itemsize", "k_tc_eligible"]
   for a in AXES: n += [f"ax_{a}_n", f"ax_{a}_prod", f"ax_{a}_max"]
-  n += ["n_axes", "work_ratio", "threads_block", "warps_block", "blocks", "threads_total", "warps_total", "upcast_size", "acc_size",
+  n += ["n_axes", "n_valid", "threads_block", "warps_block", "blocks", "threads_total", "warps_total", "upcast_size", "acc_size",
         "unroll_size", "reduce_len", "loop_trips", "smem_bytes", "smem_frac", "regs_est", "regs_spill", "blocks_per_sm", "occupancy",
         "waves", "wave_eff", "sm_util", "flops_thread", "bytes_thread", "nolocals",
         "tc", "tc_n", "tc_m", "tc_k", "tc_threads", "tc_ept", "tc_in_itemsize", "tc_select", "tc_opt", "tc_use",
-        "t_compute", "t_dram", "t_l2", "t_l1", "t_bound", "t_issue"]
+        "t_compute", "t_dram", "t_l2", "t_l1", "t_bound", "t_issue", "body_alu", "body_loads", "flops_per_load", "active_warps",
+        "inflight_bytes", "bw_achieved", "t_lat_dram", "t_lat_l1", "t_lat_compute", "t_model",
+        "fma_eff", "t_fma", "t_lsu", "t_sm"]
   n += [f"opt_n_{o.name}" for o in OPS] + [f"opt_amt_{o.name}" for o in OPS] + ["opt_len"]
   n += [f"seq{i}_{f}" for i in range(SEQ_LEN) for f in ("op", "axis", "amt")]
   for s in BUF_SLOTS:
@@ -56,50 +58,63 @@ def _names() -> list[str]:
 FEATURES: list[str] = _names()
 FEATURE_GROUPS: dict[str, list[str]] = {
   "device": [f for f in FEATURES if f.startswith("dev_")], "kernel": [f for f in FEATURES if f.startswith("k_")],
-  "axes": [f for f in FEATURES if f.startswith("ax_") or f in ("n_axes", "work_ratio")],
+  "axes": [f for f in FEATURES if f.startswith("ax_") or f in ("n_axes", "n_valid")],
   "derived": FEATURES[FEATURES.index("threads_block"):FEATURES.index("tc")],
   "tensor_core": [f for f in FEATURES if f.startswith("tc")], "roofline": [f for f in FEATURES if f.startswith("t_")],
   "opts": [f for f in FEATURES if f.startswith(("opt_", "seq"))],
   "buffers": [f for f in FEATURES if f.startswith(BUF_SLOTS) or f.startswith("loads_")]}
 
-# *** kernel-level facts, once per kernel (they do not change with opts) ***
+# *** kernel-level facts: the same for every config of a kernel ***
 
 @dataclass(frozen=True)
 class KernelStats:
-  flops: float; bytes: float; params: int; loads: int; stores: int; reduceops: int; alu: int; transc: int; where: int; valid: int
-  out_numel: float; reduce_numel: float; dims: int; reduce_dims: int; itemsize_max: int; acc_itemsize: int; tc_eligible: int; work: float
+  flops: float; bytes: float; params: int; loads: int; stores: int; reduceops: int; alu: int; transc: int; where: int
+  out_numel: float; reduce_numel: float; itemsize_max: int; acc_itemsize: int; tc_eligible: int
   def row(self) -> list[float]:
     return [_l2(self.flops), _l2(self.bytes), _l2(self.flops/max(self.bytes, 1.0)), self.params, self.loads, self.stores, self.reduceops,
-            self.alu, self.transc, self.where, self.valid, _l2(self.out_numel), _l2(self.reduce_numel), self.dims, self.reduce_dims,
-            self.itemsize_max, self.acc_itemsize, self.tc_eligible]
+            self.alu, self.transc, self.where, _l2(self.out_numel), _l2(self.reduce_numel), self.itemsize_max, self.acc_itemsize,
+            self.tc_eligible]
 
 def _size(r:UOp) -> int: return int(r.vmax) + 1
 
-def _index_nodes(k:Scheduler) -> set[UOp]:
-  return {u for b in k.bufs for u in b.src[1].toposort()}
+def _points(u:UOp) -> float:
+  """How often the value-graph op u runs: once per point of the ranges it depends on. A WMMA stands for a whole tensor-core tile:
+  its ranges hide the tile's tagged upcast/unroll ranges, so it counts prod(dims)/threads multiply-adds per thread per point of the
+  ranges it names, divided by those ranges' sizes."""
+  n = float(math.prod(_size(r) for r in u.ranges))
+  if u.op is Ops.WMMA:
+    dims, threads, ups = u.arg[0], u.arg[3], u.arg[-1]
+    named: dict = {}
+    for axes in ups:
+      for rid, sz in axes: named[rid] = max(named.get(rid, 1), sz)
+    n *= math.prod(dims)/threads/math.prod(named.values())
+  return n
 
-def kernel_stats(k:Scheduler) -> KernelStats:
-  """Facts of the kernel itself, from its Scheduler before any opt. FLOPs count every ALU op of the value graph (not index math)
-  once per point of the iteration space it depends on."""
-  topo, idx_nodes = list(k.ast.toposort()), _index_nodes(k)
-  flops = 0.0
-  for u in topo:
-    if u.op in GroupOp.ALU and u not in idx_nodes: flops += math.prod(_size(r) for r in u.ranges)
-  params = {u for u in topo if u.op is Ops.PARAM}
-  stores = {s.src[0] for s in topo if s.op is Ops.STORE}
-  red = k.reduceops
-  shape, types = [int(s) for s in k.full_shape], k.axis_types
-  tc_eligible = int(bool(red) and red[0].arg[0] is Ops.ADD and (red[0].src[0].op is Ops.MUL or
-                (red[0].src[0].op is Ops.CAST and red[0].src[0].src[0].op is Ops.MUL)))
-  return KernelStats(flops=flops, bytes=float(sum(p.max_numel()*p.dtype.itemsize for p in params)), params=len(params),
-    loads=sum(1 for b in k.bufs if b not in stores), stores=len(stores), reduceops=len(red),
-    alu=sum(1 for u in topo if u.op in GroupOp.ALU and u not in idx_nodes), transc=sum(1 for u in topo if u.op in TRANSCENDENTAL),
-    where=sum(1 for u in topo if u.op is Ops.WHERE and u not in idx_nodes),
-    valid=sum(1 for b in k.bufs if b.src[1].get_valid().op is not Ops.CONST),
-    out_numel=float(math.prod(s for s, t in zip(shape, types) if t is not AxisType.REDUCE)),
-    reduce_numel=float(math.prod(s for s, t in zip(shape, types) if t is AxisType.REDUCE)), dims=len(shape),
-    reduce_dims=sum(t is AxisType.REDUCE for t in types), itemsize_max=max((p.dtype.itemsize for p in params), default=0),
-    acc_itemsize=red[0].dtype.itemsize if red else 0, tc_eligible=tc_eligible, work=float(math.prod(shape)))
+def kernel_stats(k:Scheduler, topo:dict|None=None, bufs:list|None=None, idx_nodes:set|None=None) -> KernelStats:
+  """Facts of the kernel, computed from any of its Schedulers: every number comes out the same whatever opts were applied (up to
+  PADTO's padding), so a candidate carries its kernel's facts without a reference to the unoptimized kernel. FLOPs count each ALU op
+  of the value graph (index math excluded) once per point of the iteration space it depends on; a tensor-core WMMA as its MACs."""
+  topo = k.ast.toposort() if topo is None else topo
+  bufs = [u for u in topo if u.op is Ops.INDEX][::-1] if bufs is None else bufs   # = k.bufs
+  idx_nodes = {u for b in bufs for u in b.src[1].toposort()} if idx_nodes is None else idx_nodes
+  value = [u for u in topo if u not in idx_nodes]
+  ops = [u for u in value if u.op in GroupOp.ALU or u.op is Ops.WMMA]
+  pts = [_points(u) for u in ops]
+  params = [u for u in topo if u.op is Ops.PARAM]
+  stores = [s.src[0] for s in topo if s.op is Ops.STORE]
+  reds = [u for u in value if u.op is Ops.REDUCE]
+  wmma = [u for u in value if u.op is Ops.WMMA]
+  in_red = {r.src[0] for r in reds}
+  acc = reds[0].dtype.itemsize if reds else wmma[0].dtype.scalar().itemsize if wmma else 0
+  r0 = reds[0] if reds else None
+  tc_eligible = int(bool(wmma) or (r0 is not None and r0.arg[0] is Ops.ADD and (r0.src[0].op is Ops.MUL or
+                (r0.src[0].op is Ops.CAST and r0.src[0].src[0].op is Ops.MUL))))
+  out_numel = float(max((s.src[0].max_numel() for s in stores), default=1))
+  return KernelStats(flops=float(sum(pts)), bytes=float(sum(p.max_numel()*p.dtype.itemsize for p in params)), params=len(params),
+    loads=len(bufs) - len(stores), stores=len(stores), reduceops=len(reds) + sum(w not in in_red for w in wmma), alu=len(ops),
+    transc=sum(1 for u in value if u.op in TRANSCENDENTAL), where=sum(1 for u in value if u.op is Ops.WHERE), out_numel=out_numel,
+    reduce_numel=max(pts, default=1.0)/out_numel, itemsize_max=max((p.dtype.itemsize for p in params), default=0),
+    acc_itemsize=acc, tc_eligible=tc_eligible)
 
 # *** numeric evaluation of index expressions ***
 
@@ -108,10 +123,12 @@ _BIN = {Ops.ADD: np.add, Ops.MUL: np.multiply, Ops.SUB: np.subtract, Ops.FLOORDI
         Ops.CMPLT: np.less, Ops.CMPNE: np.not_equal, Ops.CMPEQ: np.equal, Ops.AND: np.bitwise_and, Ops.OR: np.bitwise_or,
         Ops.XOR: np.bitwise_xor, Ops.SHL: np.left_shift, Ops.SHR: np.right_shift}
 
-def _evaluate(u:UOp, env:dict[UOp, np.ndarray]) -> np.ndarray:
-  """u at every point of env (one int64 array per RANGE). Ranges not in env are 0, like the first iteration of a loop."""
+def _evaluate(u:UOp, env:dict[UOp, np.ndarray], topo:dict|None=None) -> np.ndarray:
+  """u at every point of env (one int64 array per RANGE). Ranges not in env are 0, like the first iteration of a loop. `topo`: a
+  toposort that holds u's (it may hold more)."""
   vals: dict[UOp, object] = {}
-  for x in u.toposort():
+  for x in (u.toposort() if topo is None else topo):
+    if x is u and x in vals: break
     if x in env: v = env[x]
     elif x.op is Ops.CONST: v = x.arg if isinstance(x.arg, (int, bool)) else 0
     elif x.op is Ops.RANGE: v = 0
@@ -121,6 +138,7 @@ def _evaluate(u:UOp, env:dict[UOp, np.ndarray]) -> np.ndarray:
     elif x.op is Ops.NEG: v = np.negative(vals[x.src[0]])
     else: v = 0
     vals[x] = v
+    if x is u: break
   out = vals[u]
   return np.broadcast_to(np.asarray(out, dtype=np.int64), next(iter(env.values())).shape) if env else np.asarray(out, dtype=np.int64)
 
@@ -145,10 +163,13 @@ def _thread_order(k:Scheduler, rngs:list[UOp]) -> list[int]:
 
 # *** the feature vector ***
 
-def featurize(k:Scheduler, device:dict, stats:KernelStats|None=None) -> np.ndarray:
+def featurize(k:Scheduler, device:dict) -> np.ndarray:
   """Features of the candidate `k` (a Scheduler with its opts applied) on a device with properties `device` (Store.devices()
-  values: sm_count, mem_bw_gbs, ...). `stats`: kernel_stats() of the unoptimized Scheduler, computed from `k` if not given."""
-  if stats is None: stats = kernel_stats(k)
+  values: sm_count, clock_mhz, mem_bw_gbs, l2_bytes, smem_per_block, fp32_tflops, fp16_tc_tflops; missing ones count as 0)."""
+  topo = k.ast.toposort()
+  kbufs = [u for u in topo if u.op is Ops.INDEX][::-1]   # = k.bufs, without a second toposort
+  itopos = [b.src[1].toposort() for b in kbufs]           # index and validity of each buffer access
+  stats = kernel_stats(k, topo, kbufs, {u for t in itopos for u in t})
   rngs = k.rngs
   sizes = [_size(r) for r in rngs]
   types = [r.arg[-1] for r in rngs]
@@ -163,8 +184,7 @@ def featurize(k:Scheduler, device:dict, stats:KernelStats|None=None) -> np.ndarr
   for a in AXES:
     ss = [s for s, b in zip(sizes, ax) if b == a]
     f += [len(ss), _l2(math.prod(ss)), _l2(max(ss, default=0))]
-  work = float(math.prod(sizes))
-  f += [n, work/max(stats.work, 1.0)]
+  f += [n, sum(b.src[1].get_valid().op is not Ops.CONST for b in kbufs)]
 
   # launch geometry. GPU: blocks of threads (local, warp, group); CPU: THREAD axes are cores, everything else is loops
   tpb = prod_of(("local", "warp", "group")) if gpu else 1
@@ -189,16 +209,19 @@ def featurize(k:Scheduler, device:dict, stats:KernelStats|None=None) -> np.ndarr
   if torder: pts[torder, 1+n:1+n+nwarp] = _mixed_radix(nwarp, [sizes[i] for i in torder])
   if tile_axes: pts[tile_axes[::-1], 1+n+nwarp:] = _mixed_radix(ntile, [sizes[i] for i in tile_axes[::-1]])
   env = {r: pts[i] for i, r in enumerate(rngs)}
-  stores = {s.src[0] for s in k.ast.toposort() if s.op is Ops.STORE}
+  stores = {s.src[0] for s in topo if s.op is Ops.STORE}
   bx = max((i for i, a in enumerate(ax) if a == "global"), default=None) if gpu else None   # blockIdx.x: the last global dim
   inner_red = max((i for i, a in enumerate(ax) if a in ("reduce", "loop")), default=None)
   inner_up = max(tile_axes, default=None)
   bufs = []
-  for b in k.bufs:
+  for b, itopo in zip(kbufs, itopos):
     idx, valid = b.src[1].get_idx(), b.src[1].get_valid()
+    if idx is not b.src[1]: itopo = idx.toposort()   # a gated access: strides and dependences are of the index alone
     isz, numel = b.src[0].dtype.itemsize, b.src[0].max_numel()
-    addr = _evaluate(idx, env)
-    dep = {x for x in idx.toposort() if x.op is Ops.RANGE}
+    addr = _evaluate(idx, env, itopo)
+    dep = {x for x in itopo if x.op is Ops.RANGE}
+    iops = sum(1 for x in itopo if x.op in GroupOp.ALU)
+    idivmod = sum(1 for x in itopo if x.op in (Ops.FLOORDIV, Ops.FLOORMOD, Ops.CDIV, Ops.CMOD))
     deps = [r in dep for r in rngs]
     stride = addr[1:1+n] - addr[0]
     w = addr[1+n:1+n+nwarp]
@@ -225,8 +248,8 @@ def featurize(k:Scheduler, device:dict, stats:KernelStats|None=None) -> np.ndarr
     tx = torder[0] if torder else None
     weff = min(1.0, nwarp*isz/(32.0*warp_sectors)) if nwarp else 1.0   # bytes the warp asks for / bytes it moves (broadcasts count as 1)
     bufs.append(dict(store=b in stores, isz=isz, numel=numel, bytes=numel*isz, l1=sectors_total*32, l2=l2b, wsec=warp_sectors,
-      weff=weff, insts=insts, elems=len(t)*trips, tile=len(t), vec=vec,
-      reuse=l2b/max(numel*isz, 1), row=[1.0, float(b in stores), isz, _l2(numel), _valid_terms(valid), float(sum(deps)),
+      weff=weff, insts=insts, elems=len(t)*trips, tile=len(t), vec=vec, body=vec_insts, body_bytes=vec_insts*vec_sectors*32, iops=iops,
+      reuse=l2b/max(numel*isz, 1), row=[1.0, float(b in stores), isz, _l2(numel), _valid_terms(valid), iops, idivmod, float(sum(deps)),
       _l2(abs(int(stride[tx]))) if tx is not None else 0.0, _l2(abs(int(stride[bx]))) if bx is not None else 0.0,
       _l2(abs(int(stride[inner_red]))) if inner_red is not None else 0.0, _l2(abs(int(stride[inner_up]))) if inner_up is not None else 0.0,
       warp_sectors, warp_elems, weff, vec_sectors, _l2(len(t)), len(runs), vec,
@@ -264,6 +287,29 @@ def featurize(k:Scheduler, device:dict, stats:KernelStats|None=None) -> np.ndarr
   t_l1 = l1_total/(max(bw, 1.0)*10e9)*1e9
   issue = (sum(b["insts"] for b in bufs) + flops_th)*math.ceil(waves)*wpb if gpu else sum(b["insts"] for b in bufs) + flops_th
   f += [_l2(t_c), _l2(t_d), _l2(t_l2), _l2(t_l1), _l2(max(t_c, t_d, t_l2)), _l2(issue)]
+  clk = max(dev[1], 1.0)*1e6
+  # latency-bound terms (Little's law): what one unrolled loop body keeps in flight, times the warps that run at once
+  body_trips = max(loop_trips, 1)
+  body_alu = flops_th/body_trips
+  body_loads = sum(b["body"] for b in loads)
+  active = min(blocks, sms*max(bps, 1))*wpb if gpu else min(threads, sms)
+  inflight = active*sum(b["body_bytes"] for b in loads)
+  bw_ach = min(max(bw, 1.0)*1e9, inflight/600e-9) if gpu else max(bw, 1.0)*1e9
+  t_ld = dram/max(bw_ach, 1.0)*1e9
+  t_ll1 = l1_total/max(min(bw*10e9, inflight/300e-9) if gpu else bw_ach, 1.0)*1e9
+  t_lc = math.ceil(max(waves, 1e-9))*flops_th/(2*max(acc, 1))*4/clk*1e9 if gpu else flops_th/(2*max(acc, 1))*4/3e9*1e9
+  f += [_l2(body_alu), _l2(body_loads), _l2(flops_th/max(sum(b["insts"] for b in loads), 1)), _l2(active), _l2(inflight), _l2(bw_ach),
+        _l2(t_ld), _l2(t_ll1), _l2(t_lc), _l2(max(t_c, t_d, t_l2, t_ld, t_lc))]
+  # per-SM issue model: FMA pipes need (warps per scheduler) x (independent accumulators) >= latency (4) to stay busy; the
+  # load/store unit moves 4 sectors a cycle. Each SM that holds a block runs ceil(waves) rounds of them
+  sms_used = min(sms, blocks) if gpu else min(sms, threads)
+  wps = (min(blocks, sms*max(bps, 1))/max(sms_used, 1))*wpb/4 if gpu else 1.0
+  fma_eff = min(1.0, wps*max(acc, 1)/4) if gpu else min(1.0, max(acc, 1)/4)
+  lanes = (tcpk/fp32 if tc is not None and fp32 else 1.0)*128   # FP32 lanes per SM, scaled by the tensor-core peak ratio
+  t_fma = stats.flops/2/(max(sms_used, 1)*lanes*clk*max(fma_eff, 1e-3))*1e9 if gpu else stats.flops/2/(max(sms_used, 1)*8*3e9*fma_eff)*1e9
+  t_lsu = l1_total/32/(max(sms_used, 1)*4*clk)*1e9 if gpu else l1_total/(max(sms_used, 1)*64*3e9)*1e9
+  tail = math.ceil(max(waves, 1e-9))/max(waves, 1e-9) if gpu else 1.0
+  f += [fma_eff, _l2(t_fma), _l2(t_lsu), _l2(max(t_fma, t_lsu, t_d, t_l2)*min(tail, 64.0))]
 
   # the opt sequence: counts and summed log-amounts per op, then the first SEQ_LEN actions themselves
   opts = k.applied_opts
@@ -275,14 +321,15 @@ def featurize(k:Scheduler, device:dict, stats:KernelStats|None=None) -> np.ndarr
 
   # buffer slots: the first store and the three largest loads; then aggregates over every load
   out = next((b for b in bufs if b["store"]), None)
-  ins = sorted(loads, key=lambda b: -b["bytes"])[:3]
+  ins = sorted(loads, key=lambda b: (-b["l1"], -b["bytes"]))[:3]   # the loads that move the most first
   width = len(_BUF_COLS) + 3*len(AXES)
   for b in [out] + ins + [None]*(3-len(ins)): f += b["row"] if b is not None else [0.0]*width
   weff = [b["weff"] for b in loads] or [1.0]
   f += [len(loads), _l2(sum(b["l1"] for b in loads)), _l2(sum(b["l2"] for b in loads)), _l2(sum(b["bytes"] for b in loads)),
         max((b["wsec"] for b in loads), default=0), float(np.mean(weff)), min(weff), sum(b["weff"] < 0.5 for b in loads),
         _l2(sum(b["insts"] for b in loads)), _l2(sum(b["elems"] for b in loads)), _l2(sum(b["tile"] for b in loads)),
-        float(np.mean([b["vec"] for b in loads])) if loads else 0.0, _l2(max((b["reuse"] for b in loads), default=0))]
+        float(np.mean([b["vec"] for b in loads])) if loads else 0.0, _l2(max((b["reuse"] for b in loads), default=0)),
+        sum(b["iops"] for b in bufs), _l2(sum(b["l1"] for b in loads)/max(sum(b["l2"] for b in loads), 1))]
   return np.asarray(f, dtype=np.float32)
 
 def _valid_terms(v:UOp) -> float: return 0.0 if v.op is Ops.CONST else float(1 + sum(u.op is Ops.AND for u in v.toposort()))

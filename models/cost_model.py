@@ -1,0 +1,117 @@
+"""The shipped cost model: a trained Ranker plus the metadata that says what it may score, and the API search uses.
+
+On disk: NAME.txt (LightGBM text format) and NAME.json (feature-schema version, feature names, tinygrad version, device and arch,
+device properties, dataset hash, held-out metrics, and a sha256 of NAME.txt). Loading checks all of it: a model is only ever used
+with the features, tinygrad and arch it was trained for.
+
+  m = CostModel.load("models/cost_model_sm_90.txt", arch="sm_90")
+  scores = m.score_opts(ast, candidate_opts, ren)   # higher = predicted faster; -inf where the opts do not apply
+  search_scorer = m.scorer(props)                   # Schedulers in, scores out"""
+from __future__ import annotations
+import hashlib, json, math
+from typing import Callable
+from pathlib import Path
+import numpy as np
+from tinygrad.uop.ops import UOp
+from tinygrad.codegen.opt import Opt, KernelOptError
+from tinygrad.codegen.opt.postrange import Scheduler
+from tinygrad.renderer import Renderer
+from dataset.kernel import TINYGRAD_VERSION, scheduler
+from models.features import FEATURES, SCHEMA_VERSION, featurize
+from models.ranker import Ranker
+
+FORMAT = "kerntune-cost-model"
+MODELS = Path(__file__).parent
+APPLY_ERRORS = (KernelOptError, AssertionError, IndexError, ValueError, ZeroDivisionError)  # what dataset.sampler.try_apply treats as invalid
+
+class CostModelError(RuntimeError): pass
+
+def schedulers(ast:UOp, ren:Renderer, opts_list:list[tuple[Opt, ...]]) -> list[Scheduler|None]:
+  """The Scheduler of every candidate (None where the opts do not apply). Candidates share prefixes (search extends parents by one
+  action), so each is built from its longest already-built prefix: copy() plus the missing apply_opt calls, as dataset.sampler.replay
+  does."""
+  cache: dict[tuple[Opt, ...], Scheduler|None] = {(): scheduler(ast, ren)}
+  out = []
+  for opts in opts_list:
+    opts = tuple(opts)
+    i = len(opts)
+    while opts[:i] not in cache: i -= 1
+    k = cache[opts[:i]]
+    for j in range(i, len(opts)):
+      if k is None: break
+      k2 = k.copy()
+      try: k2.apply_opt(opts[j])
+      except APPLY_ERRORS: k2 = None
+      cache[opts[:j+1]] = k = k2
+    out.append(k)
+  return out
+
+def default_model_path(device:str, arch:str|None=None) -> Path:
+  """The shipped model for a tinygrad device: models/cost_model_<arch>.txt for CUDA (e.g. sm_90), models/cost_model_cpu.txt for the CPU."""
+  return MODELS / (f"cost_model_{arch or 'sm_90'}.txt" if device == "CUDA" else f"cost_model_{device.lower()}.txt")
+
+def file_sha256(path:Path) -> str: return hashlib.sha256(path.read_bytes()).hexdigest()
+
+class CostModel:
+  def __init__(self, ranker:Ranker, meta:dict):
+    self.ranker, self.meta = ranker, meta
+  @property
+  def props(self) -> dict: return self.meta["device_props"]
+
+  # *** scoring: higher = predicted faster. Scores compare configs of one kernel; across kernels they mean nothing ***
+  def score(self, X:np.ndarray) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float32)
+    if X.ndim != 2 or X.shape[1] != len(FEATURES): raise ValueError(f"expected a (n, {len(FEATURES)}) feature matrix, got {X.shape}")
+    return self.ranker.predict(X)
+  def score_schedulers(self, ks:list[Scheduler], props:dict|None=None) -> np.ndarray:
+    """Candidates as Schedulers with their opts applied. `props`: the device's properties (default: those it was trained with)."""
+    return self.score(np.stack([featurize(k, self.props if props is None else props) for k in ks])) if ks else np.zeros(0)
+  def score_opts(self, ast:UOp, opts_list:list[tuple[Opt, ...]], ren:Renderer, props:dict|None=None) -> np.ndarray:
+    """Candidates of one kernel as opt sequences: -inf where they do not apply."""
+    ks = schedulers(ast, ren, opts_list)
+    ok = [i for i, k in enumerate(ks) if k is not None]
+    out = np.full(len(ks), -math.inf)
+    if ok: out[ok] = self.score_schedulers([ks[i] for i in ok], props)
+    return out
+  def scorer(self, props:dict|None=None) -> Callable[[list[Scheduler]], np.ndarray]:
+    """What search calls: Schedulers in, scores out (higher = predicted faster)."""
+    return lambda ks: self.score_schedulers(list(ks), props)
+
+  # *** persistence ***
+  def save(self, path:str|Path):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    self.ranker.save(path)
+    self.meta.update(format=FORMAT, model_file=path.name, model_sha256=file_sha256(path))
+    path.with_suffix(".json").write_text(json.dumps(self.meta, indent=1, sort_keys=False) + "\n")
+
+  @classmethod
+  def load(cls, path:str|Path, arch:str|None=None, device:str|None=None, allow_device_mismatch:bool=False) -> CostModel:
+    """Load NAME.txt + NAME.json. Raises CostModelError (one line) on a missing or corrupt file, or a model trained for another
+    feature schema, tinygrad version or arch (`arch`, if given); and for another device (`device`: a measured device name such as
+    "NVIDIA H200" or a tinygrad backend such as "CUDA", if given) unless allow_device_mismatch."""
+    path = Path(path)
+    if path.suffix == ".json": path = path.with_suffix(".txt")
+    mj = path.with_suffix(".json")
+    for f in (path, mj):
+      if not f.is_file(): raise CostModelError(f"no cost model file {f}")
+    try: meta = json.loads(mj.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise CostModelError(f"{mj} is corrupt: not valid JSON ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT: raise CostModelError(f"{mj} is not a kerntune cost model")
+    if meta.get("model_sha256") != file_sha256(path):
+      raise CostModelError(f"{path} is corrupt: its sha256 does not match the one recorded in {mj.name}")
+    if meta.get("feature_schema") != SCHEMA_VERSION or meta.get("features") != FEATURES:
+      raise CostModelError(f"{path} was trained on feature schema v{meta.get('feature_schema')}, this kerntune computes "
+                           f"v{SCHEMA_VERSION}: retrain it with train-cost-model")
+    if meta.get("tinygrad") != TINYGRAD_VERSION:
+      raise CostModelError(f"{path} was trained with tinygrad {meta.get('tinygrad')}, this is tinygrad {TINYGRAD_VERSION}: retrain it")
+    if arch is not None and meta.get("arch") != arch:
+      raise CostModelError(f"{path} was trained for arch {meta.get('arch')}, not {arch}")
+    if device is not None and device not in (meta.get("device"), meta.get("backend")) and not allow_device_mismatch:
+      raise CostModelError(f"{path} was trained on {meta.get('device')!r} ({meta.get('backend')}), not {device!r} "
+                           "(allow_device_mismatch to use it anyway)")
+    try: ranker = Ranker.load(path, **{k: v for k, v in meta.get("params", {}).items() if k in Ranker.DEFAULTS or k in ("seed", "threads")})
+    except Exception as e: raise CostModelError(f"{path} is corrupt: LightGBM cannot read it ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+    if ranker.booster.num_feature() != len(FEATURES):
+      raise CostModelError(f"{path} expects {ranker.booster.num_feature()} features, the schema has {len(FEATURES)}")
+    return cls(ranker, meta)

@@ -1,0 +1,109 @@
+"""Writing an evaluation out: results/NAME.json (every number), results/NAME.md (the table), and two plots: predicted vs measured,
+and Kendall tau per family."""
+from __future__ import annotations
+import json
+from pathlib import Path
+import numpy as np
+
+MODEL_LABELS = {"ranker": "LightGBM LambdaRank (main)", "regressor": "LightGBM regressor of log runtime (baseline)",
+                "mlp": "torch MLP, ListNet (challenger)", "random": "random ranking (reference)"}
+
+def _pm(s:dict|None, key:str, digits:int=3) -> str:
+  if s is None or key not in s: return "n/a"
+  v = s[key]
+  return f"{v['mean']:.{digits}f} ± {v['std']:.{digits}f}" if isinstance(v, dict) else f"{v:.{digits}f}"
+
+def write_json(path:Path, res:dict): path.write_text(json.dumps(res, indent=1) + "\n")
+
+def write_markdown(path:Path, res:dict):
+  kf, ev = res["kfold"], res
+  lines = [f"# Cost model evaluation: {res['device']}", "",
+           f"Date: {res['date']}. Dataset: `{res['dataset']['path']}` (sha256 of its measurements `{res['dataset']['hash'][:16]}`, "
+           f"{res['dataset']['rows']} ok measurements over {res['dataset']['kernels']} kernels), tinygrad {res['tinygrad']}, "
+           f"feature schema v{res['feature_schema']} ({res['n_features']} features).", "",
+           "Reproduce with:", "", "```", res["command"], "```", "",
+           f"## Kernel-held-out: group {res['folds']}-fold by kernel, {res['seeds']} seeds (mean ± spread over seeds)", "",
+           "Metrics are computed per held-out kernel over its measured configs, then averaged over kernels. "
+           "top-k score = best measured time / best time among the model's top-k picks (TenSet).", "",
+           "| model | Kendall tau | pairwise acc | top-1 score | top-5 score |", "|---|---|---|---|---|"]
+  for m in ("ranker", "regressor", "mlp", "random"):
+    if m in kf: lines.append(f"| {MODEL_LABELS[m]} | {_pm(kf[m], 'kendall_tau')} | {_pm(kf[m], 'pairwise_acc')} | "
+                             f"{_pm(kf[m], 'top1_score')} | {_pm(kf[m], 'top5_score')} |")
+  h = res["hand_coded"]
+  lines += [f"| tinygrad hand-coded choice (reference, one pick) | n/a | n/a | {h['top1_score']:.3f} | {h['top5_score']:.3f} |", "",
+            f"The hand-coded choice is a single config, so it has no ranking (tau, pairwise); it beats {h['percentile']:.1%} of its "
+            f"kernel's measured configs on average ({h['kernels']} kernels have one).", "",
+            f"Targets (issue): tau >= 0.75, pairwise >= 0.85, top-1 >= 0.90, top-5 >= 0.97. "
+            f"Met: {', '.join(f'{k} {v}' for k, v in res['targets_met'].items())}.", ""]
+  for split, title in (("lono", "Leave-one-network-out"), ("lofo", "Leave-one-family-out (op families)")):
+    s = res[split]
+    lines += [f"## {title} (default ranker parameters, {res['seeds']} seeds)", "",
+              "| held out | kernels | Kendall tau | pairwise acc | top-1 score | top-5 score | random top-1 | hand-coded top-1 |",
+              "|---|---|---|---|---|---|---|---|"]
+    for g, v in s["by_label"].items():
+      lines.append(f"| {g} | {v['kernels']} | {_pm(v, 'kendall_tau')} | {_pm(v, 'pairwise_acc')} | {_pm(v, 'top1_score')} | "
+                   f"{_pm(v, 'top5_score')} | {_pm(s['random_by_label'][g], 'top1_score')} | "
+                   f"{s['hand_by_label'][g]['top1_score']:.3f} |" if g in s["hand_by_label"] else
+                   f"| {g} | {v['kernels']} | {_pm(v, 'kendall_tau')} | {_pm(v, 'pairwise_acc')} | {_pm(v, 'top1_score')} | "
+                   f"{_pm(v, 'top5_score')} | {_pm(s['random_by_label'][g], 'top1_score')} | n/a |")
+    a = s["all"]
+    lines += [f"| **all held-out kernels** | {a['kernels']} | {_pm(a, 'kendall_tau')} | {_pm(a, 'pairwise_acc')} | "
+              f"{_pm(a, 'top1_score')} | {_pm(a, 'top5_score')} | | |", ""]
+  lines += ["## Kendall tau per family (kernel-held-out, ranker)", "", "| family | kernels | tau | top-1 |", "|---|---|---|---|"]
+  for g, v in kf["ranker_by_family"].items(): lines.append(f"| {g} | {v['kernels']} | {_pm(v, 'kendall_tau')} | {_pm(v, 'top1_score')} |")
+  sp, comp = res["speed"], res["compile_time_per_s"]
+  lines += ["", "## Speed", "",
+            f"- featurize + predict, here ({sp['host']}): **{res['featurize_predict_per_s']:.0f} candidates/s** ({sp['headline']}). "
+            f"One process: {sp['one_core_per_s']:.0f}/s; one process rebuilding every candidate's Scheduler from scratch and scoring it "
+            f"alone: {sp['scratch_per_s']:.0f}/s."]
+  if comp: lines += [f"- compile + time on the GPU host: **{comp:.1f} candidates/s** ({sp['compile_note']}).",
+                     f"- ratio, machine to machine: **{res['featurize_predict_per_s']/comp:.0f}x** (target >= 20x); one process here against "
+                     f"the whole GPU host: {sp['one_core_per_s']/comp:.0f}x (from scratch {sp['scratch_per_s']/comp:.0f}x); per core "
+                     f"({sp['per_core']['featurize_predict']:.0f}/s against {sp['per_core']['compile_time']:.2f}/s per compile worker): "
+                     f"{sp['per_core']['featurize_predict']/sp['per_core']['compile_time']:.0f}x."]
+  else: lines += ["- compile + time rate: no generation log given (--compile-log)."]
+  lines += [""]
+  if res.get("ablation"):
+    lines += [f"## Feature groups (kernel-held-out, default ranker, drop one group at a time, {res['ablation_seeds']} seeds)", "",
+              "| features | count | Kendall tau | top-1 score | top-5 score |", "|---|---|---|---|---|"]
+    for g, v in res["ablation"].items():
+      lines.append(f"| {g} | {v['n_features']} | {_pm(v, 'kendall_tau')} | {_pm(v, 'top1_score')} | {_pm(v, 'top5_score')} |")
+    lines.append("")
+  lines += ["## Protocol", "", *[f"- {n}" for n in res["notes"]], ""]
+  path.write_text("\n".join(lines))
+
+def plot(res:dict, oof:dict, out_dir:Path, name:str):
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  t, kernel = oof["time_s"], oof["kernel"]
+  best = {k: t[kernel == k].min() for k in np.unique(kernel)}
+  rel = np.log2(t/np.array([best[k] for k in kernel]))
+  fig, axs = plt.subplots(1, 2, figsize=(12, 5))
+  # the ranker's scores carry no unit: center them per kernel; the regressor predicts log runtime itself
+  s = oof["ranker"].copy()
+  for k in best: s[kernel == k] -= s[kernel == k].max()
+  axs[0].hexbin(rel, -s, gridsize=60, bins="log", mincnt=1, cmap="viridis")
+  axs[0].set_xlabel("measured log2(time / best time of its kernel)"); axs[0].set_ylabel("ranker: top score of its kernel - score")
+  axs[0].set_title(f"ranker, held-out kernels (tau {res['kfold']['ranker']['kendall_tau']['mean']:.3f})")
+  if "regressor_log_time" in oof:
+    axs[1].hexbin(np.log10(t), oof["regressor_log_time"]/np.log(10), gridsize=60, bins="log", mincnt=1, cmap="viridis")
+    lo, hi = np.log10(t).min(), np.log10(t).max()
+    axs[1].plot([lo, hi], [lo, hi], "r--", lw=1)
+    axs[1].set_xlabel("measured log10(runtime s)"); axs[1].set_ylabel("predicted log10(runtime s)")
+    axs[1].set_title("regressor baseline, held-out kernels")
+  fig.suptitle(f"Predicted vs measured, {res['device']}, seed {res['seed_list'][0]}")
+  fig.tight_layout(); fig.savefig(out_dir / f"{name}_pred_vs_measured.png", dpi=120); plt.close(fig)
+
+  fams = list(res["kfold"]["ranker_by_family"])
+  fig, ax = plt.subplots(figsize=(12, 4.5))
+  w = 0.2
+  for i, m in enumerate(("ranker", "regressor", "mlp", "random")):
+    bf = res["kfold"].get(f"{m}_by_family")
+    if bf is None: continue
+    ax.bar(np.arange(len(fams)) + (i-1.5)*w, [bf[f]["kendall_tau"]["mean"] for f in fams], w,
+           yerr=[bf[f]["kendall_tau"]["std"] for f in fams], label=MODEL_LABELS[m], capsize=2)
+  ax.set_xticks(np.arange(len(fams))); ax.set_xticklabels([f"{f}\n({res['kfold']['ranker_by_family'][f]['kernels']})" for f in fams], fontsize=8)
+  ax.axhline(0.75, color="k", ls="--", lw=0.8); ax.set_ylabel("Kendall tau (per kernel, averaged)")
+  ax.set_title(f"Kendall tau per family, kernel-held-out {res['folds']}-fold, {res['seeds']} seeds, {res['device']}")
+  ax.legend(fontsize=7, loc="upper center", ncol=4, bbox_to_anchor=(0.5, -0.14)); fig.tight_layout(); fig.savefig(out_dir / f"{name}_tau_per_family.png", dpi=120); plt.close(fig)

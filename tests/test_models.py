@@ -1,0 +1,148 @@
+"""The cost model on the committed CPU dataset: deterministic features, held-out ranking that beats random, clear errors for schema,
+version, arch and device mismatches and for corrupt files. Runs on tinygrad's CPU device, no GPU."""
+import json, shutil
+from pathlib import Path
+import numpy as np
+import pytest
+from tinygrad.codegen.opt import Opt, OptOps
+from dataset.store import Store
+from dataset.kernel import Kernel, scheduler, opts_from_json
+from dataset.device import renderer_for
+import models.data
+from models.data import load
+from models.features import FEATURES, SCHEMA_VERSION, featurize
+from models.evaluate import kernel_kfold, kernel_metrics, per_kernel, average
+from models.ranker import Ranker, relevance
+from models.baselines import RandomRanker
+from models.cost_model import CostModel, CostModelError, schedulers, default_model_path
+from models.train import main as train_main
+
+ROOT = Path(__file__).resolve().parents[1]
+CPU_DATA = ROOT / "dataset" / "data" / "cpu.sqlite"
+CPU = renderer_for("CPU")
+SMALL = dict(n_estimators=60, num_leaves=15, learning_rate=0.1)   # a CI-sized ranker
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+  # featurized matrices go to a temporary cache, shared by the tests of this module (the CLI test reuses them)
+  old, models.data.CACHE = models.data.CACHE, tmp_path_factory.mktemp("cache")
+  yield models.data.CACHE
+  models.data.CACHE = old
+
+@pytest.fixture(scope="module")
+def ds(cache): return load(CPU_DATA, workers=1)
+
+@pytest.fixture(scope="module")
+def kernels():
+  s = Store(CPU_DATA, readonly=True)
+  try: return {r["key"]: r for r in s.kernels()}, s.devices()
+  finally: s.close()
+
+@pytest.fixture(scope="module")
+def trained(ds, tmp_path_factory):
+  path = tmp_path_factory.mktemp("model") / "cost_model_cpu.txt"
+  meta = {"model": Ranker.name, "params": {**Ranker.DEFAULTS, **SMALL}, "feature_schema": SCHEMA_VERSION, "features": FEATURES,
+          "tinygrad": ds.tinygrad, "device": ds.device, "arch": ds.arch, "backend": ds.backend, "device_props": ds.props,
+          "dataset": {"hash": ds.hash}, "metrics": {}}
+  CostModel(Ranker(threads=1, **SMALL).fit(ds.X, ds.time_s, ds.kernel), meta).save(path)
+  return path
+
+def _some_configs(ds, kernels, n=12):
+  rows = np.random.default_rng(0).choice(len(ds), n, replace=False)
+  return [(Kernel.ast_from_blob(kernels[0][ds.kernel[i]]["ast"]), opts_from_json(json.loads(ds.opts[i]))) for i in rows]
+
+def test_features_deterministic(ds, kernels):
+  props = next(iter(kernels[1].values()))
+  for ast, opts in _some_configs(ds, kernels):
+    a, b = featurize(scheduler(ast, CPU, opts), props), featurize(scheduler(ast, CPU, opts), props)
+    assert a.shape == (len(FEATURES),) and np.isfinite(a).all() and np.array_equal(a, b)
+    # built from a shared prefix (as search and the data loader do) or from scratch: the same features
+    assert np.array_equal(featurize(schedulers(ast, CPU, [opts[:1], opts])[1], props), a)
+  # the cached matrix is what featurizing again gives
+  i = 7
+  ast, opts = Kernel.ast_from_blob(kernels[0][ds.kernel[i]]["ast"]), opts_from_json(json.loads(ds.opts[i]))
+  assert np.array_equal(featurize(scheduler(ast, CPU, opts), ds.props), ds.X[i])
+
+def test_relevance_and_metrics():
+  t, k = np.array([1.0, 1.05, 2.0, 10.0, 3.0, 3.0]), np.array(["a", "a", "a", "a", "b", "b"])
+  y = relevance(t, k, 1.1, 20)
+  assert y[0] == 19 and y[1] == 19 and y[0] > y[2] > y[3] >= 0 and y[4] == y[5] == 19
+  t = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+  good, bad = kernel_metrics(-t, t), kernel_metrics(t, t)
+  assert good == pytest.approx({"kendall_tau": 1.0, "pairwise_acc": 1.0, "top1_score": 1.0, "top5_score": 1.0})
+  assert bad["kendall_tau"] == pytest.approx(-1.0) and bad["pairwise_acc"] == 0.0 and bad["top1_score"] == pytest.approx(1/6) and bad["top5_score"] == 0.5
+
+def test_cpu_model_beats_random_on_held_out_kernels(ds):
+  assert len(np.unique(ds.kernel)) >= 60
+  s_model, s_rand = np.full(len(ds), np.nan), np.full(len(ds), np.nan)
+  for tr, te in kernel_kfold(ds.kernel, 3, 0):
+    assert not set(ds.kernel[tr]) & set(ds.kernel[te])   # grouped: no kernel on both sides
+    s_model[te] = Ranker(threads=1, **SMALL).fit(ds.X[tr], ds.time_s[tr], ds.kernel[tr]).predict(ds.X[te])
+    s_rand[te] = RandomRanker(0).predict(ds.X[te])
+  model, rand = average(per_kernel(s_model, ds.time_s, ds.kernel)), average(per_kernel(s_rand, ds.time_s, ds.kernel))
+  assert model["pairwise_acc"] > rand["pairwise_acc"] + 0.1, (model, rand)
+  assert model["pairwise_acc"] > 0.65
+
+def test_load_and_score(trained, ds, kernels):
+  m = CostModel.load(trained, arch=ds.arch, device="CPU")
+  assert np.allclose(m.score(ds.X[:50]), CostModel.load(trained).score(ds.X[:50]))
+  ast, opts = _some_configs(ds, kernels, 1)[0]
+  ks = schedulers(ast, CPU, [(), opts])
+  s = m.scorer(ds.props)(ks)
+  assert s.shape == (2,) and np.isfinite(s).all()
+  bad = (Opt(OptOps.UPCAST, 63, 4),)   # no such axis
+  out = m.score_opts(ast, [opts, bad], CPU)
+  assert np.isfinite(out[0]) and out[1] == -np.inf
+
+def _edited(trained, tmp_path, **changes) -> Path:
+  for f in (trained, trained.with_suffix(".json")): shutil.copy(f, tmp_path / f.name)
+  p = tmp_path / trained.name
+  meta = json.loads(p.with_suffix(".json").read_text())
+  meta.update(changes)
+  p.with_suffix(".json").write_text(json.dumps(meta))
+  return p
+
+@pytest.mark.parametrize("change, message", [({"feature_schema": SCHEMA_VERSION + 1}, "feature schema"),
+                                             ({"tinygrad": "0.0.1"}, "tinygrad 0.0.1"),
+                                             ({"features": FEATURES[:-1]}, "feature schema")])
+def test_schema_and_version_mismatch(trained, tmp_path, change, message):
+  with pytest.raises(CostModelError, match=message): CostModel.load(_edited(trained, tmp_path, **change))
+
+def test_arch_and_device_mismatch(trained, ds):
+  with pytest.raises(CostModelError, match="arch"): CostModel.load(trained, arch="sm_90")
+  with pytest.raises(CostModelError, match="allow_device_mismatch"): CostModel.load(trained, device="CUDA")
+  with pytest.raises(CostModelError, match="allow_device_mismatch"): CostModel.load(trained, device="NVIDIA H200")
+  assert CostModel.load(trained, device="CUDA", allow_device_mismatch=True).meta["device"] == ds.device
+  assert CostModel.load(trained, device=ds.device).meta["backend"] == "CPU"
+
+def test_corrupt_model_files(trained, tmp_path):
+  p = _edited(trained, tmp_path)
+  txt = p.read_text()
+  p.write_text(txt[:len(txt)//2])   # truncated
+  with pytest.raises(CostModelError, match="corrupt"): CostModel.load(p)
+  p.write_bytes(b"\x00garbage" * 100)
+  with pytest.raises(CostModelError, match="corrupt"): CostModel.load(p)
+  p = _edited(trained, tmp_path)
+  p.with_suffix(".json").write_text("{not json")
+  with pytest.raises(CostModelError, match="corrupt"): CostModel.load(p)
+  with pytest.raises(CostModelError, match="no cost model"): CostModel.load(tmp_path / "missing.txt")
+  # the checksum catches a model file that parses but is not the one the metadata describes
+  p = _edited(trained, tmp_path)
+  p.write_text(p.read_text().replace("num_leaves=", "num_leaves=1", 1))
+  with pytest.raises(CostModelError, match="sha256"): CostModel.load(p)
+
+def test_cli_trains_and_refuses_device_mismatch(cache, tmp_path, capsys):
+  out = tmp_path / "m.txt"
+  assert train_main([str(CPU_DATA), "--device", "CUDA", "--out", str(out), "--quiet"]) == 2
+  assert "--allow-device-mismatch" in capsys.readouterr().err and not out.exists()
+  assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out), "--folds", "3", "--threads", "1", "--quiet"]) == 0
+  m = CostModel.load(out, device="CPU")
+  assert m.meta["feature_schema"] == SCHEMA_VERSION and m.meta["dataset"]["hash"] and m.meta["metrics"]["pairwise_acc"] > 0.6
+  assert train_main([str(tmp_path / "nope.sqlite"), "--quiet"]) == 2
+
+@pytest.mark.parametrize("device, arch", [("CPU", None), ("CUDA", "sm_90")])
+def test_shipped_models_match_this_schema(device, arch):
+  p = default_model_path(device, arch)
+  if not p.is_file(): pytest.skip(f"{p} not shipped")
+  m = CostModel.load(p, device=device)   # schema, tinygrad version and checksum are checked on load
+  assert m.meta["metrics"] and m.ranker.booster.num_feature() == len(FEATURES)
