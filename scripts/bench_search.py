@@ -75,6 +75,7 @@ def main(argv=None) -> int:
   device = a.device or default_device()
   dev_name, arch, props = device_info(device)
   model, model_path = load_model(a.model, device, dev_name, arch, False)
+  scorer = model.scorer(props)
   res = {"device": f"{dev_name} ({arch})", "date": time.strftime("%Y-%m-%d"), "model": model_path, "budget": a.budget,
          "command": "python scripts/bench_search.py " + " ".join(sys.argv[1:] if argv is None else argv), "ops": {}}
   out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
@@ -93,7 +94,7 @@ def main(argv=None) -> int:
           tot["opts"].append(opts_to_json(hand))
         else:
           strat, args = spec
-          o, m = tune_kernel(k, device, strat, Budget(a.budget if strat in ("beam", "mcts") else None), model, 0, a.workers, **args)
+          o, m = tune_kernel(k, device, strat, Budget(a.budget if strat in ("beam", "mcts") else None), scorer, 0, a.workers, **args)
           tot["kernel_us"] += o.time_s*1e6
           tot["search_s"] += o.search_s; tot["compiled"] += o.compiled; tot["timed"] += o.timed
           tot["opts"].append(opts_to_json(o.opts)); tot["trajectories"].append(o.trajectory)

@@ -36,30 +36,19 @@ def variant_from_args(a, device:str) -> Variant:
   spec = ":".join([a.kernel] + [f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in params.items() if k != "dtype"] + [str(params.get("dtype", "fp32"))])
   return parse_variant(spec)
 
-MODELS = Path(__file__).resolve().parents[1] / "models"
-def default_model_path(device:str, arch:str) -> Path: return MODELS / f"cost_model_{'cpu' if device == 'CPU' else arch}.txt"
-
 def load_model(path:str|None, device:str, dev_name:str, arch:str, allow_mismatch:bool):
   """The cost model for this device: its arch must match; another device of the same arch (an H100 with an H200 model) is
   allowed with a note, and a model of another arch only with allow_mismatch."""
-  from models.cost_model import CostModel
+  from models.cost_model import CostModel, default_model_path
   p = Path(path) if path else default_model_path(device, arch)
   model = CostModel.load(p, arch=None if allow_mismatch else arch)
   if model.meta.get("device") != dev_name: print(f"search: note: {p.name} was trained on {model.meta.get('device')}, this is {dev_name}", file=sys.stderr)
   return model, str(p)
 
-def scorer_for(model, kernel:Kernel, ren):
-  """Scores candidates of one kernel: the model's features need that kernel's unoptimized statistics."""
-  if model is None: return None
-  from models.cost_model import stats_for
-  stats = stats_for(kernel.ast, ren)
-  return lambda ks: model.score_schedulers(ks, stats)
-
-def tune_kernel(kernel:Kernel, device:str, strategy:str, budget:Budget, model, seed:int, workers:int, progress=None,
+def tune_kernel(kernel:Kernel, device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
                 **strategy_args) -> tuple[Outcome, Measurer]:
   m = Measurer(kernel, device, budget, workers=workers, on_timed=progress)
-  ren = renderer_for(device)
-  ctx = Context(scheduler(kernel.ast, ren), m, scorer_for(model, kernel, ren), random.Random(seed))
+  ctx = Context(scheduler(kernel.ast, renderer_for(device)), m, scorer, random.Random(seed))
   st = time.perf_counter()
   STRATEGIES[strategy](**strategy_args).run(ctx)
   return finish(ctx, strategy, time.perf_counter() - st), m
@@ -107,6 +96,7 @@ def main(argv=None) -> int:
     dev_name, arch, props = device_info(device)
     needs_model = a.strategy in ("beam", "pure-model", "mcts")
     model, model_path = load_model(a.model, device, dev_name, arch, a.allow_device_mismatch) if needs_model else (None, None)
+    scorer = model.scorer(props) if model is not None else None   # this device's properties are model inputs
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
   except (DeviceError, ShapeError) as e: return fail(str(e))
   except KeyError as e: return fail(str(e.args[0]))
@@ -123,7 +113,7 @@ def main(argv=None) -> int:
   for i, k in enumerate(kernels):
     bar = tqdm(total=budget_n, desc=f"kernel {i+1}/{len(kernels)}", unit="timed", file=sys.stderr)
     def progress(m, bar=bar): bar.update(1); bar.set_postfix(best_us=f"{m.best*1e6:.1f}", compiled=m.compiled)
-    o, m = tune_kernel(k, device, a.strategy, Budget(budget_n, a.time_budget), model, a.seed, a.workers, progress)
+    o, m = tune_kernel(k, device, a.strategy, Budget(budget_n, a.time_budget), scorer, a.seed, a.workers, progress)
     bar.close()
     r = emit(out, i, k, o, m, device, dev_name, arch)
     m.close()

@@ -117,3 +117,20 @@ def test_corrupt_cache_is_a_clear_error(tmp_path):
 def test_search_cli_errors_are_one_line(args, msg):
   r = subprocess.run([sys.executable, "-m", "search.cli", "--device", "CPU", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
   assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+def test_search_cli_conv2d_with_the_shipped_cpu_model(tmp_path):
+  r = subprocess.run([sys.executable, "-m", "search.cli", "--kernel", "conv2d", "--device", "CPU", "--out", str(tmp_path), "--no-cache"],
+                     cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert r.returncode == 0, r.stderr
+  res = json.loads((tmp_path / "result.json").read_text())
+  assert res["model"].endswith("cost_model_cpu.txt") and res["strategy"] == "beam"
+  (k,) = res["kernels"]
+  assert k["verified"] and k["time_us"] <= k["hand_coded_us"] and 0 < k["timed"] and k["compiled"] >= k["timed"]
+  replay = json.loads((tmp_path / "kernel0.opts.json").read_text())
+  assert replay["opts"] == k["opts"] and (tmp_path / "kernel0.c").read_text().strip()
+
+def test_search_cli_corrupt_model_is_one_line(tmp_path):
+  (tmp_path / "m.txt").write_text("garbage"); (tmp_path / "m.json").write_text("{")
+  r = subprocess.run([sys.executable, "-m", "search.cli", "--kernel", "gemm", "--device", "CPU", "--model", str(tmp_path / "m.txt")],
+                     cwd=ROOT, capture_output=True, text=True, timeout=120)
+  assert r.returncode == 2 and "corrupt" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
