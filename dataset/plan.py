@@ -36,7 +36,8 @@ class KernelPlan:
   @property
   def best(self) -> float: return min((t for t, _ in self.ok), default=math.inf)
   def top(self, n:int) -> list[tuple[Opt, ...]]: return [o for _, o in sorted(self.ok, key=lambda x: x[0])[:n]]
-  def finished(self) -> bool: return self.done >= self.target or self.misses > 60
+  # queued work (a resumed kernel's missing hand-coded config) runs even when the kernel is at its target
+  def finished(self) -> bool: return (self.done >= self.target and not self.queue) or self.misses > 60
 
   def next_task(self) -> Task|None:
     if self.done + self.inflight >= self.target and not self.queue: return None
