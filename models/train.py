@@ -176,6 +176,8 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--results-name", default=None, help="default: cost_model for CUDA, cost_model_cpu for the CPU")
   ap.add_argument("--compile-log", default=None, help=f"generate-dataset log whose summary gives the compile+time rate (default {GPU_LOG} for CUDA)")
   ap.add_argument("--threads", type=int, default=0, help="LightGBM/torch threads (0: all cores)")
+  ap.add_argument("--exclude-keys", default=None, help="file of kernel AST keys (hex, one per line, '#' comments) whose measurements "
+                  "are left out of everything: a model for benchmarking on those kernels must not have seen them")
   ap.add_argument("--no-cache", action="store_true", help="featurize again instead of using models/cache/")
   ap.add_argument("--quiet", action="store_true")
   return ap.parse_args(argv)
@@ -199,6 +201,13 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
       raise TrainError(f"{a.dataset} has no measurements of device {a.device!r} (it has {have}); pass --allow-device-mismatch to train on it anyway")
   try: ds = load(a.dataset, device=chosen, cache=not a.no_cache)
   except ValueError as e: raise TrainError(str(e)) from None
+  excluded = []
+  if a.exclude_keys:
+    try: keys = {l.split("#")[0].strip() for l in Path(a.exclude_keys).read_text().splitlines()} - {""}
+    except OSError as e: raise TrainError(f"--exclude-keys: {e}") from None
+    excluded = sorted(keys & set(ds.kernel.tolist()))
+    ds = ds.subset(~np.isin(ds.kernel, list(keys)))
+    log(f"excluded {len(keys)} kernel keys from {a.exclude_keys}: {len(excluded)} of them were in the dataset")
   if len(np.unique(ds.kernel)) < 2 * max(a.folds, 2): raise TrainError(f"{a.dataset}: {len(np.unique(ds.kernel))} kernels with 2+ ok measurements is too few")
   log(f"dataset {a.dataset}: {len(ds)} ok measurements, {len(np.unique(ds.kernel))} kernels, {ds.device} ({ds.arch}), "
       f"{len(FEATURES)} features, loaded in {time.perf_counter()-st:.0f} s")
@@ -232,7 +241,8 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
              {"protocol": f"kernel-grouped {a.folds}-fold, 1 seed, default parameters", **res["quick"]})
   meta = {"model": Ranker.name, "params": model.get_params(), "feature_schema": SCHEMA_VERSION, "features": FEATURES,
           "tinygrad": TINYGRAD_VERSION, "device": ds.device, "arch": ds.arch, "backend": ds.backend, "device_props": ds.props,
-          "dataset": {"path": str(a.dataset), "hash": ds.hash, "rows": len(ds), "kernels": int(len(np.unique(ds.kernel)))},
+          "dataset": {"path": str(a.dataset), "hash": ds.hash, "rows": len(ds), "kernels": int(len(np.unique(ds.kernel))),
+                      "excluded_keys_file": a.exclude_keys, "excluded_keys_in_dataset": excluded},
           "metrics": metrics, "trained": datetime.date.today().isoformat(), "command": command}
   CostModel(model, meta).save(out)
   log(f"wrote {out} and {out.with_suffix('.json')}")

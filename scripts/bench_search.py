@@ -1,14 +1,15 @@
 """Search benchmark (issue 4), one run on one device: per suite op, the kernel time of tinygrad hand-coded, BEAM=2, BEAM=4, learned
 beam, MCTS and pure-model, and torch (cuDNN/cuBLAS) for the same op; per strategy the search wall time and compiled and timed
-candidates. An op's time is the sum of its kernels' times. The cost model must not have seen these kernels: pass a model trained
-with the rows of suite_keys() removed (train-cost-model has no option for that yet: add one before running this). Not run yet.
-  python scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --out results   (on the GPU host: DEV=CUDA)"""
+candidates. An op's time is the sum of its kernels' times. The cost model must not have seen these kernels:
+  python scripts/bench_search.py --print-keys CUDA > results/suite_keys.txt      # no GPU needed
+  train-cost-model dataset/data/cuda.sqlite --exclude-keys results/suite_keys.txt --out models/cost_model_sm_90_nosuite.txt
+  python scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --out results   (on the GPU host)"""
 from __future__ import annotations
 import argparse, json, math, sys, time
 from pathlib import Path
 from dataset.corpus import parse_variant
 from dataset.device import default_device, device_info, renderer_for
-from dataset.kernel import Kernel, kernel_asts, opts_to_json, scheduler
+from dataset.kernel import Kernel, kernel_asts, opts_to_json, opts_from_json, scheduler
 from dataset.sampler import hand_coded
 from search.measure import Budget, Measurer
 from search.cli import load_model, tune_kernel
@@ -65,13 +66,33 @@ def torch_us(spec:str, reps:int=50) -> float|None:
 
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser("bench_search")
-  ap.add_argument("--model", required=True, help="a cost model trained without the suite's kernels")
-  ap.add_argument("--budget", type=int, default=24, help="timed candidates per kernel for learned beam and MCTS")
+  ap.add_argument("--print-keys", metavar="DEVICE", help="print the suite's kernel AST keys on DEVICE (for train-cost-model --exclude-keys) and exit")
+  ap.add_argument("--model", help="a cost model trained without the suite's kernels")
+  ap.add_argument("--budget", type=int, default=12, help="timed candidates per kernel for learned beam and MCTS")
+  ap.add_argument("--rounds", type=int, default=5, help="rounds of the final side-by-side re-timing of every strategy's kernels")
   ap.add_argument("--ops", default=",".join(SUITE))
+  ap.add_argument("--op", action="append", default=[], metavar="NAME=VARIANT", help="add an op to the suite (a corpus variant name "
+                  "with its shape, e.g. softmax:rows=64:cols=64:log=0:fp32); --ops then picks from the suite and these")
   ap.add_argument("--device", default=None)
   ap.add_argument("--workers", type=int, default=15)
   ap.add_argument("--out", default="results")
+  ap.add_argument("--gpus", type=int, default=1, help="run the ops on this many GPUs of the host at once, one process per GPU (each op's "
+                  "strategies all run on one GPU, so every comparison stays within one device); results are merged")
+  ap.add_argument("--no-plot", action="store_true", help="skip the plot (matplotlib is not on the GPU host; plot later with --replot)")
+  ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing search_bench.json and exit")
   a = ap.parse_args(argv)
+  for x in a.op:
+    name, _, spec = x.partition("=")
+    SUITE[name] = spec
+    if "--ops" not in " ".join(sys.argv if argv is None else argv): a.ops += "," + name
+  if a.replot:
+    res = json.loads(Path(a.replot).read_text())
+    write_markdown(res, Path(a.replot).with_suffix(".md")); plot(res, Path(a.replot).with_suffix(".png")); return 0
+  if a.print_keys:
+    print(f"# AST keys of scripts/bench_search.py's suite on {a.print_keys}, tinygrad 0.14.0")
+    print("\n".join(sorted(suite_keys(a.print_keys)))); return 0
+  if not a.model: ap.error("--model is required")
+  if a.gpus > 1: return run_parallel(a, argv if argv is not None else sys.argv[1:])
   device = a.device or default_device()
   dev_name, arch, props = device_info(device)
   model, model_path = load_model(a.model, device, dev_name, arch, False)
@@ -102,12 +123,66 @@ def main(argv=None) -> int:
         m.close()
       row[sname] = tot
       print(f"{op:18s} {sname:12s} {tot['kernel_us']:10.1f} us  search {tot['search_s']:7.1f} s  {tot['compiled']:5d} compiled {tot['timed']:5d} timed", flush=True)
+    retime(kernels, device, row, a.rounds)
     row["torch"] = {"kernel_us": torch_us(SUITE[op])}
     res["ops"][op] = row
     (out / "search_bench.json").write_text(json.dumps(res, indent=1))   # after every op: a cut-off run keeps what it measured
   write_markdown(res, out / "search_bench.md")
-  plot(res, out / "search_bench.png")
+  if not a.no_plot: plot(res, out / "search_bench.png")
   return 0
+
+def run_parallel(a, argv:list[str]) -> int:
+  """One child process per GPU (CUDA_VISIBLE_DEVICES), each taking the next op from the queue, slowest ops first; after every op
+  the merged results are rewritten, so a run cut off by a time limit keeps every finished op."""
+  import os, subprocess, tempfile
+  ops, out = a.ops.split(","), Path(a.out)
+  out.mkdir(parents=True, exist_ok=True)
+  rest, skip = [], {"--gpus", "--ops", "--out"}
+  it = iter(argv)
+  for x in it:
+    if x.split("=")[0] in skip: (None if "=" in x else next(it, None))
+    else: rest.append(x)
+  tmp = Path(tempfile.mkdtemp(prefix="bench_"))
+  merged: dict = {}
+  running: dict[int, tuple[subprocess.Popen, str]] = {}
+  log = open(out / "bench.log", "a")
+  while ops or running:
+    for g in range(a.gpus):
+      if g not in running and ops:
+        op = ops.pop(0)
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(g)}
+        cmd = [sys.executable, __file__, *rest, "--ops", op, "--out", str(tmp / op), "--no-plot"]
+        running[g] = (subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), op)
+    time.sleep(1)
+    for g, (p, op) in list(running.items()):
+      if p.poll() is None: continue
+      del running[g]
+      f = tmp / op / "search_bench.json"
+      if p.returncode != 0 or not f.is_file():
+        print(f"{op}: failed (exit {p.returncode}); see bench.log", file=log, flush=True); continue
+      r = json.loads(f.read_text())
+      r["ops"][op]["gpu"] = g
+      if not merged: merged = {**r, "ops": {}, "command": "python scripts/bench_search.py " + " ".join(argv), "gpus": a.gpus}
+      merged["ops"][op] = r["ops"][op]
+      (out / "search_bench.json").write_text(json.dumps(merged, indent=1))
+  if merged: write_markdown(merged, out / "search_bench.md")
+  return 0 if merged and len(merged["ops"]) == len(a.ops.split(",")) else 1
+
+def retime(kernels:list[Kernel], device:str, row:dict, rounds:int):
+  """Every strategy's final kernels timed again side by side, round-robin over `rounds` rounds (min per config), so that the
+  comparison between strategies does not rest on timings taken minutes apart. kernel_us becomes this time; the time the search
+  itself measured stays as search_us."""
+  for tot in row.values(): tot["search_us"], tot["kernel_us"] = tot["kernel_us"], 0.0
+  for i, k in enumerate(kernels):
+    opts = {n: tuple(opts_from_json(tot["opts"][i])) for n, tot in row.items()}
+    m = Measurer(k, device, Budget(), workers=0)
+    progs = {o: c.prg for o, c in zip(set(opts.values()), m._compile(list(set(opts.values()))))}
+    best = {o: math.inf for o in progs}
+    for _ in range(rounds):
+      for o, prg in progs.items():
+        if prg is not None: best[o] = min(best[o], min(m.bench.time(prg)[0]))
+    m.close()
+    for n, tot in row.items(): tot["kernel_us"] += best[opts[n]]*1e6
 
 def geomean(xs): return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else float("nan")
 

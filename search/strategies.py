@@ -34,16 +34,17 @@ def _argsort_desc(x:np.ndarray) -> np.ndarray: return np.argsort(-np.asarray(x),
 @dataclass
 class Beam:
   """Model-guided beam. Per round: expand every beam entry, score all children, time the top-k; the next beam is the best
-  `width` children by measured time, filled up by score. Stops when a round improves neither the best time nor (k=0) the best
-  score, at max_depth, or when the budget runs out."""
+  `width` children by measured time, filled up by score. Stops after `patience`+1 rounds in a row that improve neither the best
+  time nor (k=0) the best score, at max_depth, or when the budget runs out."""
   width: int = 4
-  k: int = 2
+  k: int = 3
   max_depth: int = 12
+  patience: int = 1
   name: str = "beam"
   def run(self, ctx:Context):
     assert ctx.score is not None, "model-guided beam needs a cost model"
     beam: list[tuple[tuple[Opt, ...], Scheduler]] = [((), ctx.base)]
-    best_score, best_time, seen = -math.inf, math.inf, {ctx.base.ast.key}
+    best_score, best_time, seen, stale = -math.inf, math.inf, {ctx.base.ast.key}, 0
     for _ in range(self.max_depth):
       cands = [(o + (a,), s) for o, k in beam for a, s in children(k, ctx.actions) if s.ast.key not in seen]
       cands = list({s.ast.key: (o, s) for o, s in cands}.values())
@@ -63,8 +64,8 @@ class Beam:
       timed = sorted(zip(times, range(len(top))))
       beam = [top[i] for t, i in timed if t < math.inf][:self.width]
       beam += [c for c in ranked[self.k:] if len(beam) < self.width]
-      if timed[0][0] >= best_time: break
-      best_time = timed[0][0]
+      if timed[0][0] < best_time: best_time, stale = timed[0][0], 0
+      elif (stale := stale + 1) > self.patience: break
 
 @dataclass
 class _Node:
