@@ -69,6 +69,7 @@ def main(argv=None) -> int:
   ap.add_argument("--print-keys", metavar="DEVICE", help="print the suite's kernel AST keys on DEVICE (for train-cost-model --exclude-keys) and exit")
   ap.add_argument("--model", help="a cost model trained without the suite's kernels")
   ap.add_argument("--budget", type=int, default=12, help="timed candidates per kernel for learned beam and MCTS")
+  ap.add_argument("--kernel-seconds", type=float, default=60, help="wall-time cap per kernel for learned beam and MCTS")
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the final side-by-side re-timing of every strategy's kernels")
   ap.add_argument("--ops", default=",".join(SUITE))
   ap.add_argument("--op", action="append", default=[], metavar="NAME=VARIANT", help="add an op to the suite (a corpus variant name "
@@ -78,6 +79,8 @@ def main(argv=None) -> int:
   ap.add_argument("--out", default="results")
   ap.add_argument("--gpus", type=int, default=1, help="run the ops on this many GPUs of the host at once, one process per GPU (each op's "
                   "strategies all run on one GPU, so every comparison stays within one device); results are merged")
+  ap.add_argument("--strategies", default=None, help="comma list of the strategies to run (default: all)")
+  ap.add_argument("--verbose", action="store_true", help="a line per timed candidate, and every thread's stack each 60 s")
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (matplotlib is not on the GPU host; plot later with --replot)")
   ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing search_bench.json and exit")
   a = ap.parse_args(argv)
@@ -93,6 +96,9 @@ def main(argv=None) -> int:
     print("\n".join(sorted(suite_keys(a.print_keys)))); return 0
   if not a.model: ap.error("--model is required")
   if a.gpus > 1: return run_parallel(a, argv if argv is not None else sys.argv[1:])
+  if a.verbose:
+    import faulthandler; faulthandler.dump_traceback_later(60, repeat=True)
+  strategies = {n: STRATEGIES[n] for n in (a.strategies.split(",") if a.strategies else STRATEGIES)}
   device = a.device or default_device()
   dev_name, arch, props = device_info(device)
   model, model_path = load_model(a.model, device, dev_name, arch, False)
@@ -104,8 +110,9 @@ def main(argv=None) -> int:
     v = parse_variant(SUITE[op])
     kernels = [Kernel(ast.key.hex(), ast, f"{v.name}#{i}", v.family, v.workload) for i, ast in enumerate(kernel_asts(*v.build(device)))]
     row = {}
-    for sname, spec in STRATEGIES.items():
-      tot = {"kernel_us": 0.0, "search_s": 0.0, "compiled": 0, "timed": 0, "verified": True, "opts": [], "trajectories": []}
+    for sname, spec in strategies.items():
+      tot = {"kernel_us": 0.0, "search_s": 0.0, "compiled": 0, "timed": 0, "failed": 0, "compile_s": 0.0, "time_s": 0.0,
+             "verified": True, "opts": [], "trajectories": []}
       for k in kernels:
         if spec is None:   # tinygrad's hand-coded choice, measured and checked by the same protocol
           m = Measurer(k, device, Budget(), workers=0)
@@ -115,9 +122,13 @@ def main(argv=None) -> int:
           tot["opts"].append(opts_to_json(hand))
         else:
           strat, args = spec
-          o, m = tune_kernel(k, device, strat, Budget(a.budget if strat in ("beam", "mcts") else None), scorer, 0, a.workers, **args)
+          say = (lambda m: print(f"  {op} {sname} {k.name}: timed {m.timed} compiled {m.compiled} failed {m.failed} "
+                                 f"{m.elapsed:.1f} s (compile {m.compile_s:.1f} s, time {m.time_s:.1f} s) best {m.best*1e6:.1f} us", flush=True)) if a.verbose else None
+          o, m = tune_kernel(k, device, strat, Budget(a.budget, a.kernel_seconds) if strat in ("beam", "mcts") else Budget(), scorer, 0, a.workers, say, **args)
+          tot["failed"] += m.failed; tot["compile_s"] += m.compile_s; tot["time_s"] += m.time_s
           tot["kernel_us"] += o.time_s*1e6
-          tot["search_s"] += o.search_s; tot["compiled"] += o.compiled; tot["timed"] += o.timed
+          # the whole cost of the answer: pool start, the reference run, the search, and the final measurement and check
+          tot["search_s"] += m.elapsed; tot["compiled"] += o.compiled; tot["timed"] += o.timed
           tot["opts"].append(opts_to_json(o.opts)); tot["trajectories"].append(o.trajectory)
           tot["verified"] &= o.verified
         m.close()
@@ -187,16 +198,17 @@ def retime(kernels:list[Kernel], device:str, row:dict, rounds:int):
 def geomean(xs): return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else float("nan")
 
 def write_markdown(res:dict, path:Path):
-  names = list(STRATEGIES) + ["torch"]
+  names = [n for n in list(STRATEGIES) + ["torch"] if any(n in r for r in res["ops"].values())]
+  searched = [n for n in names if n not in ("hand-coded", "torch")]
   lines = [f"# Search benchmark: {res['device']}, {res['date']}", "", f"`{res['command']}`; model `{res['model']}` (trained without these kernels).", "",
            "Kernel time in microseconds (sum over the op's kernels); search seconds / compiled / timed per strategy.", "",
            "| op | " + " | ".join(names) + " |", "|---|" + "---:|"*len(names)]
   for op, row in res["ops"].items():
     cells = [f"{row[n]['kernel_us']:.1f}" if row[n]['kernel_us'] else "-" for n in names]
     lines.append(f"| {op} | " + " | ".join(cells) + " |")
-  lines += ["", "| op | " + " | ".join(f"{n} s/compiled/timed" for n in list(STRATEGIES)[1:]) + " |", "|---|" + "---:|"*(len(STRATEGIES)-1)]
+  lines += ["", "| op | " + " | ".join(f"{n} s/compiled/timed" for n in searched) + " |", "|---|" + "---:|"*len(searched)]
   for op, row in res["ops"].items():
-    lines.append(f"| {op} | " + " | ".join(f"{row[n]['search_s']:.1f} / {row[n]['compiled']} / {row[n]['timed']}" for n in list(STRATEGIES)[1:]) + " |")
+    lines.append(f"| {op} | " + " | ".join(f"{row[n]['search_s']:.1f} / {row[n]['compiled']} / {row[n]['timed']}" for n in searched) + " |")
   g = {n: geomean([r[n]["kernel_us"] for r in res["ops"].values() if r[n]["kernel_us"]]) for n in names}
   lines += ["", "Geomean kernel time (us): " + ", ".join(f"{n} {v:.1f}" for n, v in g.items())]
   path.write_text("\n".join(lines) + "\n")

@@ -10,5 +10,5 @@ nproc | tee -a $OUT/gpu.txt
 N=$(nvidia-smi -L | wc -l)
 OPS=gemm4096,attention,conv7x7_s2,conv3x3_s1,conv3x3_s2,conv1x1,gemm2048_fp32,bmm,depthwise3x3_fp32,softmax_fp32,layernorm_fp32
 timeout ${1:-560} python3 scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --device CUDA --gpus $N --workers 15 \
-  --ops ${2:-$OPS} --no-plot --out $OUT
+  --ops ${2:-$OPS} --no-plot --out $OUT ${3:-}
 tail -40 $OUT/bench.log

@@ -35,7 +35,8 @@ class Measurer:
     self.pool = make_pool(self.workers, self.ren, [{"key": self.kernel.key, "ast": self.blob}]) if self.workers > 1 else None
     self.bench = Bench(self.kernel.ast, self.device, L2Flush(self.device))
     self.start = time.perf_counter()
-    self.compiled = self.timed = 0
+    self.compiled = self.timed = self.failed = 0
+    self.compile_s = self.time_s = 0.0                  # wall seconds in compile calls and in timing (where a search spends)
     self.times: dict[tuple[Opt, ...], float] = {}       # every timed candidate (inf: failed)
     self.progs: dict[tuple[Opt, ...], UOp] = {}
     self.libs: dict[str, tuple[Opt, ...]] = {}          # same binary, same time: measured once
@@ -47,12 +48,19 @@ class Measurer:
 
   @property
   def elapsed(self) -> float: return time.perf_counter() - self.start
-  def has_budget(self) -> bool: return self.budget.left(self.timed, self.elapsed)
+  def has_budget(self) -> bool:
+    # failed compiles are not timed, so a search that keeps proposing configs that fail is stopped by compiles too
+    n = self.budget.measurements
+    return self.budget.left(self.timed, self.elapsed) and (n is None or self.compiled < 3*n + 8)
 
   def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
     tasks = [Task(self.kernel.key, "fixed", o) for o in opts_list]
     self.compiled += len(tasks)
-    return list(self.pool.map(run_task, tasks)) if self.pool is not None and len(tasks) > 1 else [run_task(t) for t in tasks]
+    st = time.perf_counter()
+    out = list(self.pool.map(run_task, tasks)) if self.pool is not None and len(tasks) > 1 else [run_task(t) for t in tasks]
+    self.compile_s += time.perf_counter() - st
+    self.failed += sum(c.prg is None or c.status != "ok" for c in out)
+    return out
 
   def measure(self, opts_list:list[tuple[Opt, ...]]) -> list[float]:
     """Runtimes in seconds (inf for a config that fails), measuring only what is new and only while the budget lasts:
@@ -65,8 +73,10 @@ class Measurer:
       if c.prg is None or c.status != "ok": self.times[o] = math.inf; continue
       if c.lib_hash in self.libs: self.times[o] = self.times[self.libs[c.lib_hash]]; continue
       self.libs[c.lib_hash] = o
+      st = time.perf_counter()
       try: ts, _ = self.bench.time(c.prg, early_stop=self.early_factor*self.best)
       except Exception: ts = [math.inf]
+      self.time_s += time.perf_counter() - st
       self.timed += 1
       self.times[o], self.progs[o] = min(ts), c.prg
       self.best = min(self.best, min(ts))
