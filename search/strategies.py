@@ -63,7 +63,7 @@ class Beam:
       except BudgetExhausted: return
       timed = sorted(zip(times, range(len(top))))
       beam = [top[i] for t, i in timed if t < math.inf][:self.width]
-      beam += [c for c in ranked[self.k:] if len(beam) < self.width]
+      beam += ranked[self.k:][:max(0, self.width - len(beam))]
       if timed[0][0] < best_time: best_time, stale = timed[0][0], 0
       elif (stale := stale + 1) > self.patience: break
 

@@ -36,6 +36,20 @@ def test_strategies_respect_the_measurement_budget(strategy):
   assert o.verified and o.time_s <= o.hand_time_s and o.timed <= 5 + 1 + len(ctx.final_picks)   # + hand-coded, final picks
   m.close()
 
+@pytest.mark.parametrize("strategy,args", [("beam", {"k": 2}), ("pure-model", {})])
+def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatch):
+  import search.strategies as S
+  expanded = []
+  def counting(k, actions): expanded.append(len(k.applied_opts)); return S_children(k, actions)
+  S_children = S.children
+  monkeypatch.setattr(S, "children", counting)
+  k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=12))
+  STRATEGIES[strategy](width=3, **args).run(Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0)))
+  per_depth = {d: expanded.count(d) for d in set(expanded)}
+  assert len(per_depth) >= 2 and max(per_depth.values()) <= 3, per_depth
+  m.close()
+
 def test_time_budget_stops_search():
   k = _kernel("gemm:m=32:k=64:n=32:fp32")
   m = Measurer(k, "CPU", Budget(seconds=0.0))
