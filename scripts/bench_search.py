@@ -80,7 +80,7 @@ def main(argv=None) -> int:
   ap.add_argument("--gpus", type=int, default=1, help="run the ops on this many GPUs of the host at once, one process per GPU (each op's "
                   "strategies all run on one GPU, so every comparison stays within one device); results are merged")
   ap.add_argument("--strategies", default=None, help="comma list of the strategies to run (default: all)")
-  ap.add_argument("--verbose", action="store_true", help="a line per timed candidate, and every thread's stack each 60 s")
+  ap.add_argument("--verbose", action="store_true", help="a line per timed candidate")
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (matplotlib is not on the GPU host; plot later with --replot)")
   ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing search_bench.json and exit")
   a = ap.parse_args(argv)
@@ -96,8 +96,6 @@ def main(argv=None) -> int:
     print("\n".join(sorted(suite_keys(a.print_keys)))); return 0
   if not a.model: ap.error("--model is required")
   if a.gpus > 1: return run_parallel(a, argv if argv is not None else sys.argv[1:])
-  if a.verbose:
-    import faulthandler; faulthandler.dump_traceback_later(60, repeat=True)
   strategies = {n: STRATEGIES[n] for n in (a.strategies.split(",") if a.strategies else STRATEGIES)}
   device = a.device or default_device()
   dev_name, arch, props = device_info(device)

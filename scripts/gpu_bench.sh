@@ -8,7 +8,8 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PARALLEL=16   # tinygrad BEA
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
 nproc | tee -a $OUT/gpu.txt
 N=$(nvidia-smi -L | wc -l)
-OPS=gemm4096,attention,conv7x7_s2,conv3x3_s1,conv3x3_s2,conv1x1,gemm2048_fp32,bmm,depthwise3x3_fp32,softmax_fp32,layernorm_fp32
+# slowest first (BEAM=2 + BEAM=4 seconds per op in the first call: conv3x3_s1 318, attention 277, conv7x7_s2 195, gemm4096 87)
+OPS=conv3x3_s1,conv3x3_s2,attention,conv7x7_s2,gemm4096,conv1x1,gemm2048_fp32,bmm,depthwise3x3_fp32,softmax_fp32,layernorm_fp32
 timeout ${1:-560} python3 scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --device CUDA --gpus $N --workers 15 \
   --ops ${2:-$OPS} --no-plot --out $OUT ${3:-}
 tail -40 $OUT/bench.log
