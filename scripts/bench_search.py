@@ -209,20 +209,39 @@ def write_markdown(res:dict, path:Path):
     lines.append(f"| {op} | " + " | ".join(f"{row[n]['search_s']:.1f} / {row[n]['compiled']} / {row[n]['timed']}" for n in searched) + " |")
   g = {n: geomean([r[n]["kernel_us"] for r in res["ops"].values() if r[n]["kernel_us"]]) for n in names}
   lines += ["", "Geomean kernel time (us): " + ", ".join(f"{n} {v:.1f}" for n, v in g.items())]
+  if all(n in names for n in ("hand-coded", "beam2", "beam4")):
+    ops = list(res["ops"].values())
+    ratio = lambda n, d, key="kernel_us": geomean([o[n][key]/o[d][key] for o in ops])
+    lines += ["", "Geomean ratios over the suite (the issue's done-criteria):", "",
+              "| strategy | kernel time / BEAM=4 | hand-coded / kernel time | kernel time / BEAM=2 | search s / BEAM=2's | timed / BEAM=2's | ops slower than hand-coded |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for n in [n for n in searched if n not in ("beam2",)]:
+      slower = sum(o[n]["kernel_us"] > o["hand-coded"]["kernel_us"] for o in ops)
+      lines.append(f"| {n} | {ratio(n, 'beam4'):.3f} | {1/ratio(n, 'hand-coded'):.2f}x | {ratio(n, 'beam2'):.3f} | "
+                   f"{ratio(n, 'beam2', 'search_s'):.3f} | {ratio(n, 'beam2', 'timed'):.3f} | {slower} |")
+  lines += [""] + [f"- {x}" for x in res.get("notes", [])]
   path.write_text("\n".join(lines) + "\n")
 
 def plot(res:dict, path:Path):
+  """Best op time (sum over its kernels of each kernel's best so far) against timed candidates per kernel, for the learned
+  strategies, with hand-coded, BEAM=2 and BEAM=4's final times as lines."""
   import matplotlib; matplotlib.use("Agg")
   import matplotlib.pyplot as plt
   ops = list(res["ops"])
   fig, axes = plt.subplots(math.ceil(len(ops)/4), 4, figsize=(16, 3.2*math.ceil(len(ops)/4)), squeeze=False)
   for ax, op in zip(axes.flat, ops):
+    row = res["ops"][op]
     for n in ("learned-beam", "mcts"):
-      for tr in res["ops"][op][n]["trajectories"][:1]:
-        if tr: ax.plot([t[0] for t in tr], [t[2]*1e6 for t in tr], label=n)
-    ax.axhline(res["ops"][op]["hand-coded"]["kernel_us"], color="gray", ls="--", label="hand-coded")
-    ax.set_title(op); ax.set_xlabel("timed candidates"); ax.set_ylabel("best us")
-  axes.flat[0].legend()
+      trs = [tr for tr in row.get(n, {}).get("trajectories", []) if tr]
+      if not trs: continue
+      steps = range(1, max(len(tr) for tr in trs) + 1)
+      ax.plot(list(steps), [sum(tr[min(i, len(tr))-1][2] for tr in trs)*1e6 for i in steps], label=n)
+    for n, style in (("hand-coded", "--"), ("beam2", ":"), ("beam4", "-.")):
+      if n in row: ax.axhline(row[n]["search_us"] if "search_us" in row[n] else row[n]["kernel_us"], color="gray", ls=style, label=n)
+    ax.set_yscale("log"); ax.set_title(f"{op} ({len(row['hand-coded']['opts'])} kernel{'s' if len(row['hand-coded']['opts']) > 1 else ''})")
+    ax.set_xlabel("timed candidates per kernel"); ax.set_ylabel("best op time (us)")
+  for ax in list(axes.flat)[len(ops):]: ax.axis("off")
+  axes.flat[0].legend(fontsize=8)
   fig.tight_layout(); fig.savefig(path, dpi=90)
 
 if __name__ == "__main__": sys.exit(main())
