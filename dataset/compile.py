@@ -94,6 +94,12 @@ def run_task(task:Task) -> Compiled:
                     error=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-2)}")
   finally: signal.alarm(0)
 
+def run_kernel_task(args:tuple[bytes, Task]) -> Compiled:
+  """run_task in a pool shared by many kernels (search): the task brings its kernel's AST blob."""
+  blob, task = args
+  _W["blobs"].setdefault(task.key, blob)
+  return run_task(task)
+
 def make_pool(workers:int, ren:Renderer, kernels:list[dict], timeout_s:int=10) -> ProcessPoolExecutor:
   """A spawned pool (forking a process that holds a device context is unsafe) that knows every kernel's AST up front."""
   blobs = {k["key"]: k["ast"] for k in kernels}

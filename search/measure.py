@@ -1,17 +1,32 @@
 """Measurement for search: compile candidates (in parallel when there are workers), time them on the device with the dataset's
 protocol, and verify a winner against the unoptimized kernel. It counts what it compiles and times, and enforces the budget."""
 from __future__ import annotations
-import math, time
+import atexit, math, time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Callable
 from tinygrad.codegen.opt import Opt
 from tinygrad.uop.ops import UOp
-from dataset.compile import Task, Compiled, configure, make_pool, run_task
+from dataset.compile import Task, Compiled, configure, make_pool, run_task, run_kernel_task
 from dataset.device import L2Flush, renderer_for
 from dataset.kernel import Kernel
 from dataset.timing import Bench
 
 class BudgetExhausted(Exception): pass
+
+COMPILE_TIMEOUT_S = 20
+_POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
+def shared_pool(device:str, workers:int) -> ProcessPoolExecutor:
+  """One compile pool per (device, workers) for the whole process, as tinygrad's BEAM keeps one: starting 15 spawned workers
+  costs seconds, which a search of a few seconds must not pay for every kernel."""
+  if (p := _POOLS.get((device, workers))) is None:
+    p = _POOLS[(device, workers)] = make_pool(workers, renderer_for(device), [], COMPILE_TIMEOUT_S)
+  return p
+
+@atexit.register
+def _close_pools():
+  for p in _POOLS.values(): p.shutdown(wait=False, cancel_futures=True)
 
 @dataclass
 class Budget:
@@ -31,8 +46,8 @@ class Measurer:
   def __post_init__(self):
     self.ren = renderer_for(self.device)
     self.blob = self.kernel.blob()
-    configure(self.ren, {self.kernel.key: self.blob}, 20)
-    self.pool = make_pool(self.workers, self.ren, [{"key": self.kernel.key, "ast": self.blob}]) if self.workers > 1 else None
+    configure(self.ren, {self.kernel.key: self.blob}, COMPILE_TIMEOUT_S)
+    self.pool = shared_pool(self.device, self.workers) if self.workers > 1 else None
     self.bench = Bench(self.kernel.ast, self.device, L2Flush(self.device))
     self.start = time.perf_counter()
     self.compiled = self.timed = self.failed = 0
@@ -57,7 +72,13 @@ class Measurer:
     tasks = [Task(self.kernel.key, "fixed", o) for o in opts_list]
     self.compiled += len(tasks)
     st = time.perf_counter()
-    out = list(self.pool.map(run_task, tasks)) if self.pool is not None and len(tasks) > 1 else [run_task(t) for t in tasks]
+    if self.pool is not None and len(tasks) > 1:
+      try: out = list(self.pool.map(run_kernel_task, [(self.blob, t) for t in tasks]))
+      except BrokenProcessPool:   # a compiler crashed a worker: these candidates failed; the next call gets a fresh pool
+        _POOLS.pop((self.device, self.workers), None)
+        self.pool = shared_pool(self.device, self.workers)
+        out = [Compiled(t, t.parent, "compile_error", error="a compile worker died") for t in tasks]
+    else: out = [run_task(t) for t in tasks]
     self.compile_s += time.perf_counter() - st
     self.failed += sum(c.prg is None or c.status != "ok" for c in out)
     return out
@@ -97,6 +118,4 @@ class Measurer:
 
   def program(self, opts:tuple[Opt, ...]) -> UOp|None: return self.progs.get(opts)
 
-  def close(self):
-    if self.pool is not None: self.pool.shutdown(cancel_futures=True)
-    self.bench.release()
+  def close(self): self.bench.release()   # the compile pool is shared: it lives until the process ends

@@ -50,6 +50,16 @@ def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatc
   assert len(per_depth) >= 2 and max(per_depth.values()) <= 3, per_depth
   m.close()
 
+def test_compile_pool_is_shared_across_kernels():
+  a, b = _kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("softmax:rows=16:cols=64:log=0:fp32")
+  times = []
+  for k in (a, b, a):
+    m = Measurer(k, "CPU", Budget(measurements=4), workers=2)
+    STRATEGIES["random"]().run(Context(scheduler(k.ast, CPU), m, None, random.Random(0)))
+    times.append(m.timed); pool = m.pool; m.close()
+  from search.measure import shared_pool
+  assert all(t >= 2 for t in times) and shared_pool("CPU", 2) is pool
+
 def test_time_budget_stops_search():
   k = _kernel("gemm:m=32:k=64:n=32:fp32")
   m = Measurer(k, "CPU", Budget(seconds=0.0))
