@@ -67,7 +67,7 @@ class Beam:
 
   def run(self, ctx:Context):
     assert ctx.score is not None, "model-guided beam needs a cost model"
-    picks = self._model_pass(ctx)
+    picks = self._model_pass(ctx) if self.k == 0 or self.seed_picks else []
     if self.k == 0:
       ctx.final_picks = [o for o, _ in picks] + ctx.final_picks
       return
