@@ -33,11 +33,10 @@ def _argsort_desc(x:np.ndarray) -> np.ndarray: return np.argsort(-np.asarray(x),
 
 @dataclass
 class Beam:
-  """Model-guided beam. A first pass descends by score alone (no measurement): its top pick at each depth. k=0 (pure-model) stops
-  there and leaves the picks to the final verification. Otherwise the `seed_picks` deepest picks are timed in one batch and the best
-  `width` of them start a measured beam: per round, expand every beam entry, score all children, time the top-k; the next beam
-  is the best `width` children by measured time, filled up by score. Stops after `patience`+1 rounds in a row without a better
-  time, at max_depth, or when the budget runs out."""
+  """Model-guided beam. Per round: expand every beam entry, score all children, time the top-k; the next beam is the best `width`
+  children by measured time, filled up by score. Stops after `patience`+1 rounds in a row without a better time, at max_depth,
+  or when the budget runs out. k=0 (pure-model): descend by score alone and leave the top pick of every depth to the final
+  verification. seed_picks > 0: time that many of those picks first, in one batch, and start the measured beam from the best."""
   width: int = 4
   k: int = 3
   seed_picks: int = 0   # 6 on the CPU (2026-11-21, 8 kernels, budget 12): worse on 5, better on 2; the GPU bench compares both
