@@ -1,0 +1,260 @@
+"""Whole-model benchmark (issue 5), for the GPU host: ResNet-50 (torchvision's definition; batch 1 and 32, fp32 and fp16), CvT-13
+and a GPT-2-small block stack at sequence length 512, all with random weights, each exported through torch.onnx and tuned by
+tune-model with tinygrad's BEAM=2 measured in the same run. Writes OUT/models.json after every model (a rerun skips the models it
+has: a run cut off by a time limit keeps what finished), OUT/models.md, OUT/tuned.json (the tuned-kernel cache) and, where
+matplotlib imports, OUT/models.png.
+
+  python scripts/bench_models.py --model models/cost_model_sm_90.txt --device CUDA --workers 15 --gpus 4 --out results
+  python scripts/bench_models.py --replot results/models.json        # the markdown and plot again, anywhere with matplotlib"""
+from __future__ import annotations
+import argparse, json, math, os, sqlite3, subprocess, sys, tempfile, time
+from pathlib import Path
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# ***** CvT-13 (Wu et al. 2021, microsoft/CvT lib/models/cls_cvt.py, config cvt-13-224x224) *****
+
+def cvt13(num_classes:int=1000):
+  import torch, torch.nn as nn
+  class ConvEmbed(nn.Module):   # overlapping conv patch embedding, LayerNorm over channels
+    def __init__(self, cin, dim, k, stride, pad):
+      super().__init__()
+      self.proj, self.norm = nn.Conv2d(cin, dim, k, stride, pad), nn.LayerNorm(dim)
+    def forward(self, x):
+      x = self.proj(x)
+      return self.norm(x.flatten(2).transpose(1, 2)), x.shape[2], x.shape[3]
+  class ConvAttention(nn.Module):   # q/k/v through depthwise 3x3 conv + BN on the token map ("dw_bn"), k/v subsampled by 2
+    def __init__(self, dim, heads):
+      super().__init__()
+      self.heads, self.scale = heads, dim ** -0.5   # CvT scales by the full dim
+      self.conv = nn.ModuleList(nn.Sequential(nn.Conv2d(dim, dim, 3, s, 1, groups=dim, bias=False), nn.BatchNorm2d(dim)) for s in (1, 2, 2))
+      self.lin, self.proj = nn.ModuleList(nn.Linear(dim, dim) for _ in range(3)), nn.Linear(dim, dim)   # qkv_bias=True
+    def forward(self, x, h, w, cls:bool):
+      if cls: c, x = x[:, :1], x[:, 1:]   # the cls token skips the conv projection
+      b, d = x.shape[0], x.shape[2]
+      fmap = x.transpose(1, 2).reshape(b, d, h, w)
+      qkv = [conv(fmap).flatten(2).transpose(1, 2) for conv in self.conv]
+      if cls: qkv = [torch.cat([c, y], 1) for y in qkv]
+      q, k, v = [lin(y).reshape(b, -1, self.heads, d // self.heads).transpose(1, 2) for lin, y in zip(self.lin, qkv)]
+      att = (q @ k.transpose(-2, -1) * self.scale).softmax(-1)
+      return self.proj((att @ v).transpose(1, 2).reshape(b, -1, d))
+  class Block(nn.Module):
+    def __init__(self, dim, heads):
+      super().__init__()
+      self.norm1, self.attn, self.norm2 = nn.LayerNorm(dim), ConvAttention(dim, heads), nn.LayerNorm(dim)
+      self.mlp = nn.Sequential(nn.Linear(dim, 4*dim), nn.GELU(), nn.Linear(4*dim, dim))   # exact (erf) GELU
+    def forward(self, x, h, w, cls):
+      x = x + self.attn(self.norm1(x), h, w, cls)
+      return x + self.mlp(self.norm2(x))
+  class CvT(nn.Module):
+    # CvT-13: 3 stages, depths 1, 2, 10; dims 64, 192, 384; heads 1, 3, 6; embeddings 7x7 s4 p2, 3x3 s2 p1, 3x3 s2 p1; cls token in stage 3
+    def __init__(self):
+      super().__init__()
+      cfg = [(3, 64, 1, 1, 7, 4, 2), (64, 192, 3, 2, 3, 2, 1), (192, 384, 6, 10, 3, 2, 1)]
+      self.embed = nn.ModuleList(ConvEmbed(cin, d, k, s, p) for cin, d, _, _, k, s, p in cfg)
+      self.stages = nn.ModuleList(nn.ModuleList(Block(d, hd) for _ in range(n)) for _, d, hd, n, *_ in cfg)
+      self.cls_token = nn.Parameter(torch.randn(1, 1, 384) * 0.02)
+      self.norm, self.head = nn.LayerNorm(384), nn.Linear(384, num_classes)
+    def forward(self, x):
+      for i, (embed, blocks) in enumerate(zip(self.embed, self.stages)):
+        t, h, w = embed(x)
+        cls = i == len(self.stages) - 1
+        if cls: t = torch.cat([self.cls_token.expand(t.shape[0], -1, -1), t], 1)
+        for blk in blocks: t = blk(t, h, w, cls)
+        if cls: return self.head(self.norm(t[:, 0]))
+        x = t.transpose(1, 2).reshape(t.shape[0], -1, h, w)
+  return CvT()
+
+# ***** GPT-2 small: 12 blocks (HF GPT2Block: pre-LN, causal attention, gelu_new = tanh GELU), final LayerNorm; no embeddings *****
+
+def gpt2_stack(layers:int=12, dim:int=768, heads:int=12, seq:int=512):
+  import torch, torch.nn as nn, torch.nn.functional as F
+  class Block(nn.Module):
+    def __init__(self):
+      super().__init__()
+      self.ln_1, self.c_attn, self.c_proj = nn.LayerNorm(dim), nn.Linear(dim, 3*dim), nn.Linear(dim, dim)
+      self.ln_2, self.c_fc, self.mlp_proj = nn.LayerNorm(dim), nn.Linear(dim, 4*dim), nn.Linear(4*dim, dim)
+      self.register_buffer("causal", torch.tril(torch.ones(seq, seq, dtype=torch.bool)))
+    def forward(self, x):
+      b, t, d = x.shape
+      q, k, v = [y.reshape(b, t, heads, d // heads).transpose(1, 2) for y in self.c_attn(self.ln_1(x)).split(d, -1)]
+      att = (q @ k.transpose(-2, -1) * (d // heads) ** -0.5).masked_fill(~self.causal[:t, :t], float("-inf")).softmax(-1)
+      x = x + self.c_proj((att @ v).transpose(1, 2).reshape(b, t, d))
+      return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+  class Stack(nn.Module):
+    def __init__(self):
+      super().__init__()
+      self.h, self.ln_f = nn.ModuleList(Block() for _ in range(layers)), nn.LayerNorm(dim)
+    def forward(self, x):
+      for blk in self.h: x = blk(x)
+      return self.ln_f(x)
+  return Stack()
+
+def resnet50():
+  import torchvision
+  return torchvision.models.resnet50(weights=None)
+
+# name: (builder, input shape, dtype)
+MODELS = {
+  "resnet50_b1_fp32": (resnet50, (1, 3, 224, 224), "fp32"), "resnet50_b32_fp32": (resnet50, (32, 3, 224, 224), "fp32"),
+  "resnet50_b1_fp16": (resnet50, (1, 3, 224, 224), "fp16"), "resnet50_b32_fp16": (resnet50, (32, 3, 224, 224), "fp16"),
+  "cvt13_b1_fp32": (cvt13, (1, 3, 224, 224), "fp32"), "gpt2_s512_fp32": (gpt2_stack, (1, 512, 768), "fp32"),
+  "cvt13_b1_fp16": (cvt13, (1, 3, 224, 224), "fp16"), "gpt2_s512_fp16": (gpt2_stack, (1, 512, 768), "fp16"),   # on request (--models)
+}
+# the order a run takes them in: one of each architecture first
+ORDER = ["resnet50_b1_fp32", "cvt13_b1_fp32", "gpt2_s512_fp32", "resnet50_b1_fp16", "resnet50_b32_fp16", "resnet50_b32_fp32"]
+
+def build(name:str, device:str, seed:int=0):
+  """The module (eval, random weights: the default init) and its input, on the GPU when there is one (half-precision export runs there)."""
+  import torch
+  fn, shape, dtype = MODELS[name]
+  torch.manual_seed(seed)
+  m = fn().eval()
+  dev = "cuda" if device == "CUDA" and torch.cuda.is_available() else "cpu"
+  dt = torch.float16 if dtype == "fp16" else torch.float32
+  return m.to(dev, dt), (torch.randn(*shape, device=dev).to(dt),)
+
+def run_models(a, names:list[str], out:Path) -> int:
+  from dataset.device import default_device
+  from search.tune_model import tune_model
+  path = out / "models.json"
+  res = json.loads(path.read_text()) if path.is_file() else {"models": {}}
+  res["command"] = "python scripts/bench_models.py " + " ".join(a.argv)
+  for name in names:
+    if name in res["models"] and "error" not in res["models"][name]: print(f"{name}: done already", flush=True); continue
+    print(f"{name}: ...", flush=True)
+    try:
+      module, xs = build(name, a.device or default_device(), a.seed)
+      rep = tune_model(module, xs, name=name, device=a.device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy,
+                       cost_model=a.model, cache=a.cache or out / "tuned.json", compare_beam=a.compare_beam, runs=a.runs,
+                       workers=a.workers, seed=a.seed)
+      rep["kernels_in_dataset"] = len(dataset_keys(rep["backend"]) & {r["key"] for r in rep["kernels"]})
+    except Exception as e:   # one model failing (an op tinygrad lacks, memory) does not lose the others
+      import traceback; traceback.print_exc()
+      rep = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+    res["models"][name] = rep
+    res.update(device=rep.get("device", res.get("device")), date=time.strftime("%Y-%m-%d"))
+    path.write_text(json.dumps(res, indent=1, default=float))
+  return 0 if all("error" not in res["models"].get(n, {"error": 1}) for n in names) else 1
+
+def dataset_keys(device:str) -> set[str]:
+  """Kernel keys of the shipped dataset the cost model was trained on: kernels of these models it has seen were not held out."""
+  db = ROOT / "dataset" / "data" / ("cuda.sqlite" if device == "CUDA" else "cpu.sqlite")
+  if not db.is_file(): return set()
+  with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c: return {k for (k,) in c.execute("SELECT key FROM kernels")}
+
+def run_parallel(a, names:list[str], out:Path) -> int:
+  """One child per GPU (CUDA_VISIBLE_DEVICES), each taking the next model; after every model its report joins OUT/models.json and
+  its tuned kernels OUT/tuned.json (children write their own, so that no two processes rewrite one cache file)."""
+  path, cache = out / "models.json", out / "tuned.json"
+  res = json.loads(path.read_text()) if path.is_file() else {"models": {}}
+  todo = [n for n in names if n not in res["models"] or "error" in res["models"][n]]
+  tmp, running, log = Path(tempfile.mkdtemp(prefix="bench_models_")), {}, open(out / "bench_models.log", "a")
+  while todo or running:
+    for g in range(a.gpus):
+      if g not in running and todo:
+        n = todo.pop(0)
+        cmd = [sys.executable, __file__, *_drop(a.argv, ("--gpus", "--models", "--out", "--cache")), "--models", n, "--out", str(tmp / n),
+               "--cache", str(tmp / n / "tuned.json"), "--no-plot"]
+        running[g] = (subprocess.Popen(cmd, env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)}, stdout=log, stderr=subprocess.STDOUT), n)
+    time.sleep(1)
+    for g, (p, n) in list(running.items()):
+      if p.poll() is None: continue
+      del running[g]
+      if (f := tmp / n / "models.json").is_file():
+        r = json.loads(f.read_text())["models"][n]
+        res["models"][n] = {**r, "gpu": g}
+      else: res["models"][n] = {"error": f"exit {p.returncode}, no report (see bench_models.log)", "gpu": g}
+      res.update(device=res["models"][n].get("device", res.get("device")), date=time.strftime("%Y-%m-%d"),
+                 command="python scripts/bench_models.py " + " ".join(a.argv))
+      path.write_text(json.dumps(res, indent=1, default=float))
+      if (c := tmp / n / "tuned.json").is_file():
+        cache.write_text(json.dumps({**(json.loads(cache.read_text()) if cache.is_file() else {}), **json.loads(c.read_text())}, indent=1))
+  return 0 if all("error" not in res["models"][n] for n in names) else 1
+
+def _drop(argv:list[str], flags:tuple[str, ...]) -> list[str]:
+  """argv without `flags` and their values (--flag VALUE or --flag=VALUE)."""
+  out, skip = [], False
+  for x in argv:
+    if skip: skip = False; continue
+    if x in flags: skip = True; continue
+    if x.split("=")[0] in flags: continue
+    out.append(x)
+  return out
+
+# ***** report *****
+
+def write_markdown(res:dict, path:Path):
+  f = lambda x, p=2: "-" if x is None else f"{x:.{p}f}"
+  lines = [f"# Whole models: {res.get('device')}, {res.get('date')}", "", f"`{res.get('command')}`", "",
+           "Latency in ms (median of TinyJit runs, device synchronized; PyTorch: median of synchronized runs), tuning in seconds.", "",
+           "| model | default | BEAM=2 | tuned | torch eager | torch.compile | BEAM=2 tuning s | tuned tuning s | tuned / BEAM=2 | tuning / BEAM=2's | max abs err | outputs |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+  for name, r in res["models"].items():
+    if "error" in r: lines.append(f"| {name} | error: {r['error']} |" + " |"*11); continue
+    b, bt = r.get("beam2_ms"), r.get("beam2_tune_s")
+    lines.append(f"| {name} | {f(r['default_ms'])} | {f(b)} | {f(r['tuned_ms'])} | {f(r['torch_eager_ms'])} | {f(r['torch_compile_ms'])} | "
+                 f"{f(bt, 1)} | {f(r['tune_s'], 1)} | {f(r['tuned_ms']/b if b else None, 3)} | {f(r['tune_s']/bt if bt else None, 3)} | "
+                 f"{r['max_abs_err']:.2e} | {'match' if r['outputs_match'] else 'DIFFER'} |")
+  notes = [f"- {n}: torch.compile: {r['torch_compile_error']}" for n, r in res["models"].items() if r.get("torch_compile_error")]
+  notes += [f"- {n}: {r['kernels_distinct']} distinct kernels ({r['kernel_launches']} launches; {r.get('kernels_in_dataset', '?')} of them in "
+            f"the cost model's training data), budget {r['budget']} timed candidates, strategy {r['strategy']}, cost model "
+            f"{Path(r['cost_model']).name}" for n, r in res["models"].items() if "error" not in r]
+  path.write_text("\n".join(lines + [""] + notes) + "\n")
+
+def plot(res:dict, path:Path):
+  """Latency per model relative to tinygrad's default (left), and tuning seconds, BEAM=2 against tune-model (right)."""
+  import matplotlib; matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  rows = {n: r for n, r in res["models"].items() if "error" not in r}
+  if not rows: return
+  fig, (ax, bx) = plt.subplots(1, 2, figsize=(14, 4.5))
+  keys = [("beam2_ms", "BEAM=2"), ("tuned_ms", "tuned"), ("torch_eager_ms", "torch eager"), ("torch_compile_ms", "torch.compile")]
+  width = 0.8/len(keys)
+  for j, (k, label) in enumerate(keys):
+    ax.bar([i + j*width for i in range(len(rows))], [(r[k] or math.nan)/r["default_ms"] for r in rows.values()], width, label=label)
+  ax.axhline(1, color="gray", ls="--", label="tinygrad default")
+  ax.set_xticks([i + 0.4 - width/2 for i in range(len(rows))], list(rows), rotation=30, ha="right")
+  ax.set_ylabel("latency / tinygrad default"); ax.legend(fontsize=8)
+  for j, (k, label) in enumerate([("beam2_tune_s", "BEAM=2"), ("tune_s", "tune-model")]):
+    bx.bar([i + j*0.4 for i in range(len(rows))], [r[k] or math.nan for r in rows.values()], 0.4, label=label)
+  bx.set_xticks([i + 0.2 for i in range(len(rows))], list(rows), rotation=30, ha="right")
+  bx.set_yscale("log"); bx.set_ylabel("tuning seconds"); bx.legend(fontsize=8)
+  fig.suptitle(f"{res.get('device')}, {res.get('date')}"); fig.tight_layout(); fig.savefig(path, dpi=90)
+
+def finish(res_path:Path, no_plot:bool):
+  res = json.loads(res_path.read_text())
+  write_markdown(res, res_path.with_suffix(".md"))
+  if no_plot: return
+  try: import matplotlib  # noqa: F401
+  except ImportError: print("no matplotlib: no plot (run --replot where it is installed)", file=sys.stderr); return
+  plot(res, res_path.with_suffix(".png"))
+
+def main(argv=None) -> int:
+  ap = argparse.ArgumentParser("bench_models")
+  ap.add_argument("--models", default=",".join(ORDER), help="comma list of: " + ", ".join(MODELS))
+  ap.add_argument("--model", default=None, help="cost model (default: the shipped one for the device's arch)")
+  ap.add_argument("--device", default=None)
+  ap.add_argument("--budget", type=int, default=None, help="timed candidates per model (default: tune-model's)")
+  ap.add_argument("--time-budget", type=float, default=None, help="search seconds per model")
+  ap.add_argument("--strategy", default="beam")
+  ap.add_argument("--compare-beam", type=int, default=2)
+  ap.add_argument("--runs", type=int, default=20)
+  ap.add_argument("--workers", type=int, default=0, help="compile processes for the learned search")
+  ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--gpus", type=int, default=1, help="models on this many GPUs at once, one process per GPU")
+  ap.add_argument("--cache", default=None, help="tuned-kernel cache (default OUT/tuned.json)")
+  ap.add_argument("--out", default="results")
+  ap.add_argument("--no-plot", action="store_true")
+  ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing models.json and exit")
+  a = ap.parse_args(argv)
+  a.argv = list(sys.argv[1:] if argv is None else argv)
+  if a.replot: finish(Path(a.replot), False); return 0
+  names = a.models.split(",")
+  if unknown := [n for n in names if n not in MODELS]: ap.error(f"unknown models {unknown}: choose from {', '.join(MODELS)}")
+  out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+  rc = run_parallel(a, names, out) if a.gpus > 1 else run_models(a, names, out)
+  if (out / "models.json").is_file(): finish(out / "models.json", a.no_plot)
+  return rc
+
+if __name__ == "__main__": sys.exit(main())

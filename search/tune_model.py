@@ -1,0 +1,365 @@
+"""tune-model: tune every kernel of a whole model (an ONNX file, or a torch.nn.Module exported through torch.onnx) under one global
+budget, store the results in the tuned-kernel cache, and report end-to-end latency against tinygrad's default, tinygrad's BEAM,
+PyTorch eager and torch.compile, each measured in the same run.
+
+  tune-model model.onnx --budget 200 --compare-beam 2 --out out/models
+
+The model runs through tinygrad's ONNX runner; its kernels are those of one forward pass, deduplicated by AST key and counted.
+
+Budget split (Ansor's task scheduler, in its static form): kernel i runs n_i times per forward pass and takes t_i with tinygrad's
+hand-coded opts, so its weight is w_i = t_i * n_i and its share w_i / sum(w). Kernels under MIN_SHARE of the total are not searched
+(they keep the default: a percent of a percent of the runtime is not worth a compile). Every other kernel gets MIN_PER_KERNEL timed
+candidates (a model-guided beam needs a first batch to start from), and what is left of --budget is split in proportion to the
+shares, by largest remainder, so the per-kernel budgets sum to --budget exactly. A budget too small for every minimum goes to the
+largest kernels first; the rest keep the default. --time-budget seconds are split by share over the searched kernels (no minimum);
+they bound each search, while measuring the defaults and each search's final check come on top.
+
+Kernels already in the cache are not searched again (--retune to search them anyway): a rerun with every kernel cached does no search
+and no per-kernel measurement. Kernels that keep the default are cached with tinygrad's hand-coded opts (status "default") for the
+same reason. A kernel whose search fails keeps the default and is reported with status "failed: ..." (not cached, so a rerun tries
+it again); results cached before a failure stay.
+
+Latency: median of --runs runs of a TinyJit of the runner (its python interpretation and scheduling are captured once, as any
+deployed tinygrad model would run), after the JIT's two warm-up calls, with the device synchronized after every run. The tuned JIT
+gets the cached opts at capture time (the cache's run_linear hook does not see JIT captures: tinygrad's scheduler hands them to the
+JIT directly). Outputs are checked against PyTorch when a module is given, else against tinygrad's default run, with the dataset's
+dtype tolerance (dataset.timing.compare)."""
+from __future__ import annotations
+import argparse, contextlib, json, math, statistics, sys, tempfile, time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+import numpy as np
+from tinygrad import Device, Tensor, TinyJit
+from tinygrad.dtype import _to_np_dtype
+from tinygrad.helpers import Context
+from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for
+from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler, with_opts
+from dataset.sampler import hand_coded
+from dataset.timing import compare
+from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned
+from search.cli import load_model, tune_kernel
+from search.measure import Budget, Measurer
+
+MIN_SHARE = 0.005        # kernels under 0.5% of the default runtime keep tinygrad's default
+MIN_PER_KERNEL = 3       # timed candidates for every searched kernel
+PER_KERNEL_DEFAULT = 8   # --budget default: this many per distinct kernel
+LEARNED = ("beam", "mcts", "pure-model")
+
+class ModelError(RuntimeError): pass
+
+def _line(e:BaseException) -> str: return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}"
+
+# *** budget ***
+
+def split_budget(weights:list[float], total:int, min_per:int=MIN_PER_KERNEL, min_share:float=MIN_SHARE) -> list[int]:
+  """Timed candidates per kernel (the rule in the module docstring); sums to `total` unless no kernel reaches min_share."""
+  w = sum(weights)
+  if w <= 0 or total <= 0: return [0]*len(weights)
+  eligible = sorted((i for i, x in enumerate(weights) if x/w >= min_share), key=lambda i: -weights[i])
+  chosen = eligible[:max(1, total // min_per)] if min_per > 0 else eligible
+  base = min(min_per, total // len(chosen))
+  rest, wc = total - base*len(chosen), sum(weights[i] for i in chosen)
+  exact = {i: rest*weights[i]/wc for i in chosen}
+  out = [0]*len(weights)
+  for i in chosen: out[i] = base + int(exact[i])
+  for i in sorted(chosen, key=lambda i: -(exact[i] - int(exact[i])))[:total - sum(out)]: out[i] += 1   # largest remainder
+  return out
+
+def split_seconds(weights:list[float], total_s:float, searched:list[bool]) -> list[float]:
+  w = sum(x for x, s in zip(weights, searched) if s)
+  return [total_s*x/w if s and w > 0 else 0.0 for x, s in zip(weights, searched)]
+
+# *** the model ***
+
+def parse_shapes(specs:list[str]) -> dict[str|None, tuple[int, ...]]:
+  """--input-shape NAME=1,3,224,224 (or just 1,3,224,224 for a model with one input)."""
+  out: dict[str|None, tuple[int, ...]] = {}
+  for s in specs:
+    name, _, dims = s.rpartition("=")
+    try: out[name or None] = tuple(int(d) for d in dims.split(","))
+    except ValueError: raise ModelError(f"bad --input-shape {s!r}: expected NAME=D,D,... or D,D,...") from None
+  return out
+
+class OnnxModel:
+  """An ONNX file on a tinygrad device: the runner with its weights realized there, and one fixed set of inputs."""
+  def __init__(self, path:str|Path, device:str, inputs:dict[str, np.ndarray]|None=None, shapes:dict|None=None, seed:int=0):
+    from tinygrad.nn.onnx import OnnxRunner
+    self.path, self.device = Path(path), device
+    if not self.path.is_file(): raise ModelError(f"no such ONNX file: {self.path}")
+    try:
+      with Context(DEV=device):   # the runner puts weights and the constants its ops make on the default device
+        self.runner = OnnxRunner(self.path)
+        # weights realized once: scheduling a forward pass without running it (kernel_asts) would otherwise rebind them unfilled
+        Tensor.realize(*[v for v in self.runner.graph_values.values() if isinstance(v, Tensor)],
+                       *[v for n in self.runner.graph_nodes for v in n.opts.values() if isinstance(v, Tensor)])
+    except Exception as e: raise ModelError(f"{self.path} is not a valid ONNX model ({_line(e)})") from None
+    self.names = list(self.runner.graph_inputs)
+    self.arrays = inputs if inputs is not None else random_inputs(self.runner.graph_inputs, shapes or {}, seed)
+    self.inputs = [Tensor(self.arrays[n], device=device).realize() for n in self.names]
+
+  def forward(self, *xs:Tensor) -> list[Tensor]:
+    """Lazy outputs of one forward pass."""
+    with Context(DEV=self.device): outs = self.runner(dict(zip(self.names, xs)))
+    return [outs[n] for n in self.runner.graph_outputs]
+
+  def kernels(self, name:str) -> tuple[list[Kernel], Counter]:
+    """The distinct kernels of one forward pass, in schedule order, and how many times each runs."""
+    try: asts = kernel_asts(*self.forward(*self.inputs))
+    except Exception as e: raise ModelError(f"tinygrad cannot run {self.path} ({_line(e)})") from None
+    counts = Counter(a.key.hex() for a in asts)
+    uniq = list({a.key.hex(): a for a in asts}.values())
+    return [Kernel(a.key.hex(), a, f"{name}#{i}", "onnx", name) for i, a in enumerate(uniq)], counts
+
+def random_inputs(specs:dict, shapes:dict, seed:int) -> dict[str, np.ndarray]:
+  rng, out = np.random.default_rng(seed), {}
+  for unknown in set(shapes) - set(specs) - {None}: raise ModelError(f"--input-shape names {unknown!r}, the model's inputs are {', '.join(specs)}")
+  for name, spec in specs.items():
+    shape = shapes.get(name, shapes.get(None) if len(specs) == 1 else None) or spec.shape
+    if any(not isinstance(d, int) for d in shape):
+      raise ModelError(f"input {name} has symbolic dims {spec.shape}: give --input-shape {name}=D,D,...")
+    dt = _to_np_dtype(spec.dtype)
+    # integer inputs (ids, masks) stay in {0, 1}, valid for any embedding or mask
+    out[name] = rng.standard_normal(shape).astype(dt) if np.issubdtype(dt, np.floating) else rng.integers(0, 2, shape).astype(dt)
+  return out
+
+def export_torch(module, example_inputs:tuple, path:Path) -> Path:
+  """The module through the legacy TorchScript exporter (the dynamo one needs onnxscript), opset 17."""
+  import torch, warnings
+  with warnings.catch_warnings():   # the legacy exporter's deprecation notice and tracer warnings, on every export
+    warnings.simplefilter("ignore")
+    # not under no_grad: there nn.MultiheadAttention takes its fused fast path, which has no ONNX export
+    torch.onnx.export(module, tuple(example_inputs), str(path), dynamo=False, opset_version=17,
+                      input_names=[f"input{i}" for i in range(len(example_inputs))])
+  return path
+
+# *** timing ***
+
+def tinygrad_latency(model:OnnxModel, runs:int, ctx=contextlib.nullcontext, opts:dict|None=None) -> dict:
+  """Median ms of `runs` JIT runs, the first (unjitted) call's seconds, the outputs, and with `opts` how many kernel launches the
+  captured JIT got them for."""
+  jit, dev, applied = TinyJit(model.forward), Device[model.device], [0, 0]
+  if opts is not None:
+    add = jit.add_linear
+    def add_tuned(linear, var_vals):
+      keys = [c.src[0].key.hex() for c in linear.src if c.src[0].op.name == "SINK"]
+      applied[0] += sum(k in opts for k in keys); applied[1] += len(keys)
+      return add(with_opts(linear, opts), var_vals)
+    jit.add_linear = add_tuned
+  with ctx():
+    st = time.perf_counter(); jit(*model.inputs); dev.synchronize()
+    first_s = time.perf_counter() - st
+    jit(*model.inputs); dev.synchronize()   # capture
+  ts = []
+  for _ in range(runs):
+    st = time.perf_counter(); outs = jit(*model.inputs); dev.synchronize()
+    ts.append(time.perf_counter() - st)
+  return {"ms": statistics.median(ts)*1e3, "first_s": first_s, "outputs": [o.numpy() for o in outs], "applied": applied}
+
+def torch_latency(fn:Callable, inputs:list, runs:int, cuda:bool) -> tuple[float, list[np.ndarray]]:
+  import torch
+  sync = torch.cuda.synchronize if cuda else (lambda: None)
+  with torch.inference_mode():
+    for _ in range(3): out = fn(*inputs)
+    sync()
+    ts = []
+    for _ in range(runs):
+      st = time.perf_counter(); out = fn(*inputs); sync()
+      ts.append(time.perf_counter() - st)
+  return statistics.median(ts)*1e3, [t.detach().cpu().numpy() for t in _flat(out)]
+
+def _flat(x) -> list:
+  if isinstance(x, dict): x = list(x.values())
+  return [t for y in x for t in _flat(y)] if isinstance(x, (list, tuple)) else [x]
+
+def check(got:list[np.ndarray], ref:list[np.ndarray]) -> tuple[str|None, float]:
+  """(None or what differs, max abs error) over every output, with the dataset's dtype tolerance."""
+  if len(got) != len(ref) or any(g.size != r.size for g, r in zip(got, ref)):
+    return f"output shapes {[g.shape for g in got]} != reference {[r.shape for r in ref]}", math.inf
+  got = [g.reshape(r.shape).astype(r.dtype) for g, r in zip(got, ref)]
+  err = next((f"output {i}: {e}" for i, (g, r) in enumerate(zip(got, ref)) if (e := compare(g, r)) is not None), None)
+  return err, max(float(np.max(np.abs(g.astype(np.float64) - r)[np.isfinite(r)], initial=0.0)) for g, r in zip(got, ref))
+
+# *** tuning ***
+
+def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
+                 time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable) -> list[dict]:
+  """One row per kernel; every result goes to the cache as soon as it is found, so a cut-off run keeps what it tuned."""
+  ren = renderer_for(device)
+  rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
+           "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "seconds": None, "timed": 0, "compiled": 0,
+           "search_s": 0.0, "status": None} for i, k in enumerate(kernels)]
+  hand: dict[int, tuple] = {}
+  for i, (r, k) in enumerate(zip(rows, kernels)):
+    if (hit := cache.get(k.key, device)) is not None and not retune:
+      r.update(status="cached", default_us=hit.get("hand_coded_us"), hand_coded_us=hit.get("hand_coded_us"), tuned_us=hit.get("time_us"))
+    if r["default_us"] is None:   # not cached, or cached without its default time (the search CLI's entries): measure it
+      try:
+        m = Measurer(k, device, Budget())
+        try: r["default_us"] = m.measure([hand.setdefault(i, hand_coded(scheduler(k.ast, ren)))])[0]*1e6
+        finally: m.close()
+      except Exception as e: r["status"] = f"failed: default not measurable ({_line(e)})"
+  weights = [r["default_us"]*r["occurrences"] if r["default_us"] not in (None, math.inf) else 0.0 for r in rows]
+  for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
+  todo = [r["status"] is None for r in rows]
+  todo_w = [w if t else 0.0 for w, t in zip(weights, todo)]
+  n = budget if budget is not None else (None if time_budget else PER_KERNEL_DEFAULT*sum(todo))
+  if n is not None:
+    for r, b in zip(rows, split_budget(todo_w, n)): r["budget"] = b
+  searched = [t and (r["budget"] > 0 if n is not None else (r["share"] or 0) >= MIN_SHARE) for r, t in zip(rows, todo)]
+  if time_budget is not None:
+    for r, sec in zip(rows, split_seconds(todo_w, time_budget, searched)): r["seconds"] = round(sec, 3)
+  for i in sorted((i for i in range(len(rows)) if todo[i]), key=lambda i: -weights[i]):   # largest first
+    r, k = rows[i], kernels[i]
+    if not searched[i]:   # cached too, so that a rerun has nothing left to decide
+      r.update(status="default", hand_coded_us=r["default_us"], tuned_us=r["default_us"])
+      cache.put(k.key, device, opts_to_json(hand[i]), time_us=r["default_us"], hand_coded_us=r["default_us"], name=k.name, strategy="default", model=None)
+      continue
+    try:
+      o, m = tune_kernel(k, device, strategy, Budget(r["budget"] if n is not None else None, r["seconds"]), scorer, seed, workers)
+      m.close()
+    except Exception as e:
+      r.update(status=f"failed: {_line(e)}", tuned_us=r["default_us"])
+      log(f"  {k.name} {r['kernel']}: search failed, keeps the default: {_line(e)}"); continue
+    r.update(timed=o.timed, compiled=o.compiled, search_s=round(o.search_s, 3), hand_coded_us=o.hand_time_s*1e6)
+    if not o.verified:
+      r.update(status=f"failed: {o.check}", tuned_us=r["default_us"])
+      log(f"  {k.name} {r['kernel']}: nothing verified, keeps the default: {o.check}"); continue
+    # hand_coded_us: the default timed again by the search's own measurer, next to the tuned time (default_us set the share)
+    r.update(status="tuned", tuned_us=o.time_s*1e6, opts=opts_to_json(o.opts))
+    cache.put(k.key, device, opts_to_json(o.opts), time_us=o.time_s*1e6, hand_coded_us=o.hand_time_s*1e6, name=k.name,
+              strategy=strategy, model=model_name)
+    log(f"  {k.name} {r['kernel']} x{r['occurrences']} ({r['share']:.1%}): {r['hand_coded_us']:.1f} -> {r['tuned_us']:.1f} us, "
+        f"{o.timed} timed, {o.search_s:.1f} s")
+  return rows
+
+def _describe(k:Kernel, ren) -> str:
+  """tinygrad's kind of name: r(educe)/E(lementwise) and the loop sizes."""
+  s = scheduler(k.ast, ren)
+  return ("r" if s.reduceop is not None else "E") + "".join(f"_{d}" for d in s.full_shape)
+
+# *** the command ***
+
+def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|None=None, device:str|None=None, budget:int|None=None,
+               time_budget:float|None=None, strategy:str="beam", cost_model:str|None=None, allow_device_mismatch:bool=False,
+               cache:str|Path|None=None, compare_beam:int=0, torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None,
+               retune:bool=False, workers:int=0, seed:int=0, out:str|Path|None=None, log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
+  """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
+  OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix."""
+  device = device or default_device()
+  open_device(device)
+  if strategy not in LEARNED: raise ModelError(f"unknown strategy {strategy!r}: choose one of {', '.join(LEARNED)}")
+  dev_name, arch, props = device_info(device)
+  cm, cm_path = load_model(cost_model, device, dev_name, arch, allow_device_mismatch)
+  tc = TunedCache(cache or DEFAULT_CACHE)
+  module = None
+  with tempfile.TemporaryDirectory(prefix="tune_model_") as tmp:
+    if isinstance(model, (str, Path)): path, arrays = Path(model), None
+    else:
+      module, example_inputs = model.eval(), tuple(example_inputs or ())
+      try: path = export_torch(module, example_inputs, Path(tmp) / "model.onnx")
+      except Exception as e: raise ModelError(f"torch.onnx cannot export {type(module).__name__} ({_line(e)})") from None
+      arrays = {f"input{i}": x.detach().cpu().numpy() for i, x in enumerate(example_inputs)}
+    name = name or (path.stem if module is None else type(module).__name__)
+    m = OnnxModel(path, device, arrays, input_shapes, seed)
+    kernels, counts = m.kernels(name)
+  log(f"tune-model: {name}: {len(kernels)} distinct kernels, {sum(counts.values())} launches, on {dev_name} ({arch}), strategy {strategy}, "
+      f"model {Path(cm_path).name}")
+  rep: dict[str, Any] = {"model": name, "source": str(model) if module is None else f"torch module {name}", "device": f"{dev_name} ({arch})",
+                         "backend": device, "date": time.strftime("%Y-%m-%d"), "tinygrad": TINYGRAD_VERSION, "strategy": strategy,
+                         "cost_model": cm_path, "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
+                         "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs,
+                         "latency": f"median of {runs} TinyJit runs after 2 warm-up calls, device synchronized after each"}
+  default = tinygrad_latency(m, runs)
+  rep["default_ms"], rep["default_first_s"] = default["ms"], default["first_s"]
+  st = time.perf_counter()
+  rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props), Path(cm_path).name, retune, workers, seed, log)
+  rep["tune_s"] = time.perf_counter() - st
+  rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
+  tuned_run = tinygrad_latency(m, runs, lambda: tuned(tc.path), tc.opts_for(device))
+  rep["tuned_ms"], rep["tuned_first_s"], rep["tuned_launches"] = tuned_run["ms"], tuned_run["first_s"], tuned_run["applied"][0]
+  # what follows only compares: a failure there is recorded, and the tuning above is never lost to it
+  n, beam = compare_beam or 2, None
+  rep[f"beam{n}_ms"] = rep[f"beam{n}_tune_s"] = rep[f"beam{n}_error"] = None
+  if compare_beam:
+    try:
+      beam = tinygrad_latency(m, runs, lambda: Context(BEAM=compare_beam, IGNORE_BEAM_CACHE=1))
+      rep[f"beam{n}_ms"], rep[f"beam{n}_tune_s"] = beam["ms"], beam["first_s"]   # its first run: BEAM searches every kernel there
+    except Exception as e: rep[f"beam{n}_error"] = _line(e)
+  rep["torch_eager_ms"] = rep["torch_compile_ms"] = rep["torch_eager_error"] = rep["torch_compile_error"] = None
+  ref, rep["reference"] = default["outputs"], "tinygrad default"
+  if module is not None:
+    import torch
+    cuda = device == "CUDA" and torch.cuda.is_available()
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False   # fp32 stays fp32, as tinygrad's
+    try:
+      tm = module.to("cuda" if cuda else "cpu")
+      xs = [torch.from_numpy(m.arrays[f"input{i}"]).to("cuda" if cuda else "cpu") for i in range(len(m.arrays))]
+      rep["torch_eager_ms"], ref = torch_latency(tm, xs, runs, cuda)
+      rep["reference"] = "torch eager"
+    except Exception as e: rep["torch_eager_error"] = _line(e)
+    if not torch_compile: rep["torch_compile_error"] = "not run (torch_compile=False)"
+    elif rep["torch_eager_ms"] is not None:
+      try: rep["torch_compile_ms"] = torch_latency(torch.compile(tm), xs, runs, cuda)[0]
+      except Exception as e: rep["torch_compile_error"] = _line(e)
+  err, rep["max_abs_err"] = check(tuned_run["outputs"], ref)
+  rep["outputs_match"], rep["check"] = err is None, err
+  rep["default_max_abs_err"] = check(default["outputs"], ref)[1]
+  if beam is not None: rep[f"beam{n}_max_abs_err"] = check(beam["outputs"], ref)[1]
+  rep["kernels"] = rows
+  if out is not None:
+    Path(out).mkdir(parents=True, exist_ok=True)
+    (Path(out) / f"{name}.json").write_text(json.dumps(rep, indent=1, default=float))
+  log(table(rep))
+  return rep
+
+def table(rep:dict) -> str:
+  lines = [f"{'#':>3} {'kernel':24} {'runs':>4} {'share':>6} {'default_us':>10} {'hand_us':>8} {'tuned_us':>9} {'budget':>6} {'timed':>5}  status"]
+  for r in sorted(rep["kernels"], key=lambda r: -(r["share"] or 0)):
+    f = lambda x: "-" if x is None else f"{x:.1f}"
+    b = f"{r['seconds']:.1f}s" if r["seconds"] is not None and not r["budget"] else r["budget"]   # --time-budget alone: seconds
+    lines.append(f"{r['index']:>3} {r['kernel'][:24]:24} {r['occurrences']:>4} {(r['share'] or 0):>6.1%} {f(r['default_us']):>10} "
+                 f"{f(r['hand_coded_us']):>8} {f(r['tuned_us']):>9} {b:>6} {r['timed']:>5}  {r['status']}")
+  ms = lambda k: "-" if rep.get(k) is None else f"{rep[k]:.3f}"
+  beam = next((k for k in rep if k.startswith("beam") and k.endswith("_ms")), None)
+  lines.append(f"latency ms: default {ms('default_ms')}, tuned {ms('tuned_ms')} (tuning {rep['tune_s']:.1f} s)"
+               + (f", BEAM {ms(beam)} (tuning {rep[beam[:-3] + '_tune_s']:.1f} s)" if rep.get(beam) is not None else "")
+               + f", torch eager {ms('torch_eager_ms')}, torch.compile {ms('torch_compile_ms')}"
+               + f"; outputs {'match' if rep['outputs_match'] else 'DIFFER: ' + str(rep['check'])} {rep['reference']} (max abs err {rep['max_abs_err']:.2e})")
+  return "\n".join(lines)
+
+def parse_args(argv=None):
+  ap = argparse.ArgumentParser("tune-model", description=__doc__.split("\n")[0])
+  ap.add_argument("onnx", help="ONNX model file")
+  ap.add_argument("--device", default=None, help="CUDA or CPU (default: CUDA if present, else CPU)")
+  ap.add_argument("--input-shape", action="append", default=[], metavar="NAME=D,D,...", help="shape of an input with symbolic dims")
+  ap.add_argument("--budget", type=int, default=None, help=f"timed candidates in all, split by runtime share (default {PER_KERNEL_DEFAULT} per kernel)")
+  ap.add_argument("--time-budget", type=float, default=None, help="search seconds in all, split by runtime share")
+  ap.add_argument("--strategy", choices=LEARNED, default="beam")
+  ap.add_argument("--model", default=None, help="cost model (default: the shipped model for the device's arch)")
+  ap.add_argument("--allow-device-mismatch", action="store_true")
+  ap.add_argument("--cache", default=None, help=f"tuned-kernel cache (default {DEFAULT_CACHE})")
+  ap.add_argument("--compare-beam", type=int, default=0, metavar="N", help="also measure tinygrad's BEAM=N (latency and tuning time)")
+  ap.add_argument("--runs", type=int, default=20, help="timed runs per latency")
+  ap.add_argument("--retune", action="store_true", help="search kernels the cache already has")
+  ap.add_argument("--workers", type=int, default=0, help="compile processes (0: in this process)")
+  ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--out", default="out/tune_model", help="directory for NAME.json")
+  return ap.parse_args(argv)
+
+def main(argv=None) -> int:
+  a = parse_args(argv)
+  try:
+    tune_model(a.onnx, device=a.device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy, cost_model=a.model,
+               allow_device_mismatch=a.allow_device_mismatch, cache=a.cache, compare_beam=a.compare_beam, runs=a.runs,
+               input_shapes=parse_shapes(a.input_shape), retune=a.retune, workers=a.workers, seed=a.seed, out=a.out)
+  except (ModelError, DeviceError, CacheError) as e: return fail(str(e))
+  except Exception as e:
+    if type(e).__name__ == "CostModelError": return fail(str(e))
+    raise
+  return 0
+
+def fail(msg:str) -> int:
+  print(f"tune-model: error: {msg}", file=sys.stderr); return 2
+
+if __name__ == "__main__": sys.exit(main())

@@ -1,0 +1,102 @@
+"""tune-model on tinygrad's CPU device: a small exported torch model (conv, norms, attention) tuned under a global budget, run
+again from the cache with no search, checked against PyTorch; malformed ONNX files; the budget split."""
+import json, subprocess, sys
+from pathlib import Path
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import search.tune_model as TM
+from search.tune_model import MIN_SHARE, split_budget, split_seconds, tune_model
+
+ROOT = Path(__file__).resolve().parents[1]
+
+class ConvAttn(nn.Module):
+  def __init__(self, c=8, heads=2):
+    super().__init__()
+    self.conv, self.bn = nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c)
+    self.norm, self.attn, self.fc = nn.LayerNorm(c), nn.MultiheadAttention(c, heads, batch_first=True), nn.Linear(c, 4)
+  def forward(self, x):
+    t = self.bn(self.conv(x)).relu().flatten(2).transpose(1, 2)   # (b, h*w, c) tokens
+    h = self.norm(t)
+    t = t + self.attn(h, h, h, need_weights=False)[0]
+    return self.fc(t.mean(1))
+
+def _module():
+  torch.manual_seed(0)
+  m = ConvAttn()
+  with torch.no_grad(): m.bn.running_mean.normal_(); m.bn.running_var.uniform_(0.5, 2)   # a BatchNorm that is not the identity
+  return m.eval(), (torch.randn(2, 3, 6, 6),)
+
+def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
+  def no_compiler(*a, **kw): raise RuntimeError("no C++ compiler here")
+  monkeypatch.setattr(torch, "compile", no_compiler)   # torch.compile failing is recorded, never fatal
+  module, x = _module()
+  cache = tmp_path / "tuned.json"
+  rep = tune_model(module, x, device="CPU", budget=24, cache=cache, runs=3, out=tmp_path, name="convattn", log=lambda s: None)
+  for k in ("default_ms", "beam2_ms", "beam2_tune_s", "tuned_ms", "tune_s", "torch_eager_ms", "torch_compile_ms", "max_abs_err", "device", "date"):
+    assert k in rep, k
+  assert json.loads((tmp_path / "convattn.json").read_text())["kernels_distinct"] == rep["kernels_distinct"]
+  assert rep["torch_compile_ms"] is None and "no C++ compiler" in rep["torch_compile_error"] and rep["torch_eager_ms"] > 0
+  assert rep["reference"] == "torch eager" and rep["outputs_match"] and rep["max_abs_err"] < 1e-4, rep["check"]
+  rows = rep["kernels"]
+  assert rep["kernels_distinct"] == len(rows) >= 5 and sum(r["occurrences"] for r in rows) == rep["kernel_launches"]
+  assert sum(r["budget"] for r in rows) == 24 and abs(sum(r["share"] for r in rows) - 1) < 1e-9
+  assert {r["status"] for r in rows} <= {"tuned", "default"} and any(r["status"] == "tuned" for r in rows)
+  searched = sorted((r for r in rows if r["status"] == "tuned"), key=lambda r: -r["share"])
+  assert [r["budget"] for r in searched] == sorted((r["budget"] for r in searched), reverse=True)   # more runtime, more budget
+  assert all(0 < r["timed"] and r["tuned_us"] <= r["hand_coded_us"] for r in searched)
+  assert all(r["budget"] == 0 and r["timed"] == 0 for r in rows if r["status"] == "default")
+  assert len(json.loads(cache.read_text())) == len(rows)   # every kernel is cached: tuned, or with its default opts
+  assert rep["tuned_launches"] == rep["kernel_launches"]   # the tuned JIT ran every launch with cached opts
+
+  # again, with every kernel cached: no search and no per-kernel measurement at all
+  def forbidden(*a, **kw): raise AssertionError("searched or measured a cached kernel")
+  monkeypatch.setattr(TM, "tune_kernel", forbidden)
+  monkeypatch.setattr(TM, "Measurer", forbidden)
+  again = tune_model(module, x, device="CPU", budget=24, cache=cache, runs=3, torch_compile=False, log=lambda s: None)
+  assert {r["status"] for r in again["kernels"]} == {"cached"} and again["budget"] == 0
+  assert again["tuned_launches"] == again["kernel_launches"] and again["outputs_match"], again["check"]
+
+  # and any tinygrad program that runs the model inside tuned() gets the cached opts (here: the ONNX runner without a JIT)
+  from search.cache import tuned, stats
+  onnx = tmp_path / "m.onnx"
+  TM.export_torch(module, x, onnx)
+  m = TM.OnnxModel(onnx, "CPU", {"input0": x[0].numpy()})
+  before = stats()["tuned"]
+  with tuned(cache): (out,) = [t.numpy() for t in m.forward(*m.inputs)]
+  assert stats()["tuned"] - before == rep["kernel_launches"]
+  with torch.no_grad(): np.testing.assert_allclose(out, module(*x).numpy(), rtol=1e-4, atol=1e-5)
+
+@pytest.mark.parametrize("content", ["garbage", "truncated", "missing"])
+def test_malformed_onnx_is_one_line_and_exit_2(tmp_path, content):
+  f = tmp_path / "model.onnx"
+  if content == "garbage": f.write_bytes(b"this is not an ONNX model\x07\xff")
+  elif content == "truncated": f.write_bytes(TM.export_torch(*_module(), tmp_path / "full.onnx").read_bytes()[:1500])
+  r = subprocess.run([sys.executable, "-m", "search.tune_model", str(f), "--device", "CPU", "--cache", str(tmp_path / "c.json"),
+                      "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+  err = r.stderr.strip().splitlines()
+  assert r.returncode == 2 and len(err) == 1 and err[0].startswith("tune-model: error: "), r.stderr
+  assert ("no such ONNX file" if content == "missing" else "is not a valid ONNX model") in err[0]
+  assert not (tmp_path / "c.json").exists()
+
+def test_unknown_device_is_one_line(tmp_path):
+  r = subprocess.run([sys.executable, "-m", "search.tune_model", str(tmp_path / "m.onnx"), "--device", "TPU"], cwd=ROOT,
+                     capture_output=True, text=True, timeout=120)
+  assert r.returncode == 2 and r.stderr.strip() == "tune-model: error: unknown device 'TPU': choose one of CUDA, CPU", r.stderr
+
+def test_budget_split_sums_to_the_budget_and_follows_runtime_shares():
+  w = [50.0, 30.0, 15.0, 4.9, 0.1]   # runtime x occurrences; the last is under MIN_SHARE
+  assert 0.1/sum(w) < MIN_SHARE
+  for total in (12, 13, 100, 1000):
+    b = split_budget(w, total, min_per=2)
+    assert sum(b) == total and b[-1] == 0 and all(x >= 2 for x in b[:-1])
+    assert b[:-1] == sorted(b[:-1], reverse=True)
+  b = split_budget(w, 1000, min_per=2)
+  rest = 1000 - 2*4
+  assert all(abs(x - (2 + rest*wi/sum(w[:-1]))) < 1 for x, wi in zip(b[:-1], w[:-1]))   # the rest in proportion to the shares
+  assert split_budget(w, 5, min_per=2) == [3, 2, 0, 0, 0]   # too small for every minimum: the largest kernels first
+  assert split_budget(w, 1, min_per=3) == [1, 0, 0, 0, 0]
+  assert split_budget([0.0, 0.0], 10) == [0, 0] and split_budget(w, 0) == [0]*5
+  s = split_seconds(w, 60.0, [True, True, True, False, False])
+  assert abs(sum(s) - 60) < 1e-9 and s[3] == s[4] == 0 and abs(s[0]/s[1] - 50/30) < 1e-9
