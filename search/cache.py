@@ -41,18 +41,24 @@ class TunedCache:
 _active: list[TunedCache] = []
 _stats = {"tuned": 0, "default": 0}
 
+def _apply(linear):
+  """`linear` with the active cache's opts set on every kernel the cache has (counted in stats)."""
+  if not _active or (dev := _linear_device(linear)) is None: return linear
+  table = _active[-1].opts_for(dev)
+  kernels = [c.src[0].key.hex() for c in linear.src if c.src[0].op.name == "SINK"]
+  _stats["tuned"] += sum(k in table for k in kernels); _stats["default"] += sum(k not in table for k in kernels)
+  return with_opts(linear, table)
+
 def _patched(run_linear):
-  def run(linear, *args, **kwargs):
-    if _active:
-      cache, dev = _active[-1], _linear_device(linear)
-      if dev is not None:
-        table = cache.opts_for(dev)
-        kernels = [c.src[0].key.hex() for c in linear.src if c.src[0].op.name == "SINK"]
-        _stats["tuned"] += sum(k in table for k in kernels); _stats["default"] += sum(k not in table for k in kernels)
-        linear = with_opts(linear, table)
-    return run_linear(linear, *args, **kwargs)
+  def run(linear, *args, **kwargs): return run_linear(_apply(linear), *args, **kwargs)
   run.__wrapped__ = run_linear
   return run
+
+def _patched_add(add_linear):
+  # TinyJit captures through add_linear, not run_linear: without this a jitted function would replay default kernels
+  def add(self, linear, var_vals): return add_linear(self, _apply(linear), var_vals)
+  add.__wrapped__ = add_linear
+  return add
 
 def _linear_device(linear) -> str|None:
   from tinygrad.uop.ops import Ops
@@ -66,6 +72,7 @@ def _install():
   import tinygrad.engine.realize as R, tinygrad.tensor as T, tinygrad.engine.jit as J
   for mod in (R, T, J):
     if hasattr(mod, "run_linear") and not hasattr(mod.run_linear, "__wrapped__"): mod.run_linear = _patched(mod.run_linear)
+  if not hasattr(J._TinyJit.add_linear, "__wrapped__"): J._TinyJit.add_linear = _patched_add(J._TinyJit.add_linear)
 
 def enable(path:str|os.PathLike|None=None) -> TunedCache:
   _install()

@@ -34,10 +34,10 @@ from tinygrad import Device, Tensor, TinyJit
 from tinygrad.dtype import _to_np_dtype
 from tinygrad.helpers import Context
 from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for
-from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler, with_opts
+from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler
 from dataset.sampler import hand_coded
 from dataset.timing import compare
-from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned
+from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned, stats as cache_stats
 from search.cli import load_model, tune_kernel
 from search.measure import Budget, Measurer
 
@@ -135,25 +135,21 @@ def export_torch(module, example_inputs:tuple, path:Path) -> Path:
 
 # *** timing ***
 
-def tinygrad_latency(model:OnnxModel, runs:int, ctx=contextlib.nullcontext, opts:dict|None=None) -> dict:
-  """Median ms of `runs` JIT runs, the first (unjitted) call's seconds, the outputs, and with `opts` how many kernel launches the
-  captured JIT got them for."""
-  jit, dev, applied = TinyJit(model.forward), Device[model.device], [0, 0]
-  if opts is not None:
-    add = jit.add_linear
-    def add_tuned(linear, var_vals):
-      keys = [c.src[0].key.hex() for c in linear.src if c.src[0].op.name == "SINK"]
-      applied[0] += sum(k in opts for k in keys); applied[1] += len(keys)
-      return add(with_opts(linear, opts), var_vals)
-    jit.add_linear = add_tuned
+def tinygrad_latency(model:OnnxModel, runs:int, ctx=contextlib.nullcontext) -> dict:
+  """Median ms of `runs` JIT runs, the first (unjitted) call's seconds, the outputs, and how many of the captured JIT's kernel
+  launches the tuned-kernel cache gave opts to (search.cache hooks TinyJit's capture)."""
+  jit, dev = TinyJit(model.forward), Device[model.device]
   with ctx():
     st = time.perf_counter(); jit(*model.inputs); dev.synchronize()
     first_s = time.perf_counter() - st
+    before = cache_stats()
     jit(*model.inputs); dev.synchronize()   # capture
+    after = cache_stats()
   ts = []
   for _ in range(runs):
     st = time.perf_counter(); outs = jit(*model.inputs); dev.synchronize()
     ts.append(time.perf_counter() - st)
+  applied = [after["tuned"] - before["tuned"], after["tuned"] + after["default"] - before["tuned"] - before["default"]]
   return {"ms": statistics.median(ts)*1e3, "first_s": first_s, "outputs": [o.numpy() for o in outs], "applied": applied}
 
 def torch_latency(fn:Callable, inputs:list, runs:int, cuda:bool) -> tuple[float, list[np.ndarray]]:
@@ -276,7 +272,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props), Path(cm_path).name, retune, workers, seed, log)
   rep["tune_s"] = time.perf_counter() - st
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
-  tuned_run = tinygrad_latency(m, runs, lambda: tuned(tc.path), tc.opts_for(device))
+  tuned_run = tinygrad_latency(m, runs, lambda: tuned(tc.path))
   rep["tuned_ms"], rep["tuned_first_s"], rep["tuned_launches"] = tuned_run["ms"], tuned_run["first_s"], tuned_run["applied"][0]
   # what follows only compares: a failure there is recorded, and the tuning above is never lost to it
   n, beam = compare_beam or 2, None

@@ -127,6 +127,14 @@ def test_tuned_cache_replays_in_a_real_multi_kernel_program(tmp_path):
   after = stats()["tuned"]
   program().numpy()
   assert stats()["tuned"] == after
+  # a TinyJit captures through add_linear, not run_linear: the capture gets the tuned opts too, and replays stay correct
+  from tinygrad import TinyJit
+  jit, xt = TinyJit(lambda t: t.softmax(-1).realize()), Tensor(x).realize()
+  with tuned(tmp_path / "tuned.json"):
+    jit(xt); b = stats()["tuned"]; jit(xt); captured = stats()["tuned"] - b
+    outs = [jit(xt).numpy() for _ in range(2)]
+  assert captured == 2
+  for o in outs: np.testing.assert_allclose(o, ref, rtol=1e-5, atol=1e-6)
 
 def test_corrupt_cache_is_a_clear_error(tmp_path):
   from search.cache import TunedCache, CacheError
