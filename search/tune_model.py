@@ -21,8 +21,7 @@ it again); results cached before a failure stay.
 
 Latency: median of --runs runs of a TinyJit of the runner (its python interpretation and scheduling are captured once, as any
 deployed tinygrad model would run), after the JIT's two warm-up calls, with the device synchronized after every run. The tuned JIT
-gets the cached opts at capture time (the cache's run_linear hook does not see JIT captures: tinygrad's scheduler hands them to the
-JIT directly). Outputs are checked against PyTorch when a module is given, else against tinygrad's default run, with the dataset's
+gets the cached opts at capture time, through search.cache's TinyJit hook. Outputs are checked against PyTorch when a module is given, else against tinygrad's default run, with the dataset's
 dtype tolerance (dataset.timing.compare)."""
 from __future__ import annotations
 import argparse, contextlib, json, math, statistics, sys, tempfile, time
