@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse, json, math, sys, time
 from pathlib import Path
 from dataset.corpus import parse_variant
-from dataset.device import default_device, device_info, renderer_for
+from dataset.device import default_device, device_info
 from dataset.kernel import Kernel, kernel_asts, opts_to_json, opts_from_json, scheduler
 from dataset.sampler import hand_coded
 from search.measure import Budget, Measurer
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
   ap.add_argument("--budget", type=int, default=12, help="timed candidates per kernel for learned beam and MCTS")
   ap.add_argument("--kernel-seconds", type=float, default=60, help="wall-time cap per kernel for learned beam and MCTS")
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the final side-by-side re-timing of every strategy's kernels")
-  ap.add_argument("--ops", default=",".join(SUITE))
+  ap.add_argument("--ops", default=None, help="comma list of suite ops (default: the suite and every --op)")
   ap.add_argument("--op", action="append", default=[], metavar="NAME=VARIANT", help="add an op to the suite (a corpus variant name "
                   "with its shape, e.g. softmax:rows=64:cols=64:log=0:fp32); --ops then picks from the suite and these")
   ap.add_argument("--device", default=None)
@@ -84,10 +84,8 @@ def main(argv=None) -> int:
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (matplotlib is not on the GPU host; plot later with --replot)")
   ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing search_bench.json and exit")
   a = ap.parse_args(argv)
-  for x in a.op:
-    name, _, spec = x.partition("=")
-    SUITE[name] = spec
-    if "--ops" not in " ".join(sys.argv if argv is None else argv): a.ops += "," + name
+  SUITE.update(x.partition("=")[::2] for x in a.op)
+  a.ops = a.ops or ",".join(SUITE)
   if a.replot:
     res = json.loads(Path(a.replot).read_text())
     write_markdown(res, Path(a.replot).with_suffix(".md")); plot(res, Path(a.replot).with_suffix(".png")); return 0
@@ -114,7 +112,7 @@ def main(argv=None) -> int:
       for k in kernels:
         if spec is None:   # tinygrad's hand-coded choice, measured and checked by the same protocol
           m = Measurer(k, device, Budget(), workers=0)
-          hand = hand_coded(scheduler(k.ast, renderer_for(device)))
+          hand = hand_coded(scheduler(k.ast, m.ren))
           tot["kernel_us"] += m.measure([hand])[0]*1e6
           tot["verified"] &= m.verify(hand) is None
           tot["opts"].append(opts_to_json(hand))
@@ -185,7 +183,8 @@ def retime(kernels:list[Kernel], device:str, row:dict, rounds:int):
   for i, k in enumerate(kernels):
     opts = {n: tuple(opts_from_json(tot["opts"][i])) for n, tot in row.items()}
     m = Measurer(k, device, Budget(), workers=0)
-    progs = {o: c.prg for o, c in zip(set(opts.values()), m._compile(list(set(opts.values()))))}
+    uniq = list(dict.fromkeys(opts.values()))
+    progs = {o: c.prg for o, c in zip(uniq, m._compile(uniq))}
     best = {o: math.inf for o in progs}
     for _ in range(rounds):
       for o, prg in progs.items():
