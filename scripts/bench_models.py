@@ -1,10 +1,12 @@
 """Whole-model benchmark (issue 5), for the GPU host: ResNet-50 (torchvision's definition; batch 1 and 32, fp32 and fp16), CvT-13
 and a GPT-2-small block stack at sequence length 512, all with random weights, each exported through torch.onnx and tuned by
-tune-model with tinygrad's BEAM=2 measured in the same run. Writes OUT/models.json after every model (a rerun skips the models it
-has: a run cut off by a time limit keeps what finished), OUT/models.md, OUT/tuned.json (the tuned-kernel cache) and, where
-matplotlib imports, OUT/models.png.
+tune-model, against tinygrad's BEAM=2 on the same kernels. BEAM=2 on ResNet-50 at batch 32 takes far longer than one 10-minute
+call of the host, so the run is a queue of per-kernel jobs (below) that resumes from OUT/cache: run it again, with that folder,
+until every model is measured; the last call takes --final. Writes OUT/models.json (merged as reports arrive), OUT/models.md,
+OUT/tuned.json (every model's tuned kernels) and, where matplotlib imports, OUT/models.png.
 
-  python scripts/bench_models.py --model models/cost_model_sm_90.txt --device CUDA --workers 15 --gpus 4 --out results
+  python scripts/bench_models.py --device CUDA --workers 15 --gpus 4 --seconds 540 --out results/models_run [--final]
+  python scripts/bench_models.py --device CPU --models gpt2_tiny --seconds 300 --out /tmp/models --final   # a small whole run
   python scripts/bench_models.py --replot results/models.json        # the markdown and plot again, anywhere with matplotlib"""
 from __future__ import annotations
 import argparse, json, math, os, sqlite3, subprocess, sys, tempfile, time
@@ -100,6 +102,7 @@ MODELS = {
   "resnet50_b1_fp16": (resnet50, (1, 3, 224, 224), "fp16"), "resnet50_b32_fp16": (resnet50, (32, 3, 224, 224), "fp16"),
   "cvt13_b1_fp32": (cvt13, (1, 3, 224, 224), "fp32"), "gpt2_s512_fp32": (gpt2_stack, (1, 512, 768), "fp32"),
   "cvt13_b1_fp16": (cvt13, (1, 3, 224, 224), "fp16"), "gpt2_s512_fp16": (gpt2_stack, (1, 512, 768), "fp16"),   # on request (--models)
+  "gpt2_tiny": (lambda: gpt2_stack(layers=2, dim=64, heads=2, seq=32), (1, 32, 64), "fp32"),   # a whole run in minutes on a CPU
 }
 # the order a run takes them in: one of each architecture first
 ORDER = ["resnet50_b1_fp32", "cvt13_b1_fp32", "gpt2_s512_fp32", "resnet50_b1_fp16", "resnet50_b32_fp16", "resnet50_b32_fp32"]
@@ -114,63 +117,132 @@ def build(name:str, device:str, seed:int=0):
   dt = torch.float16 if dtype == "fp16" else torch.float32
   return m.to(dev, dt), (torch.randn(*shape, device=dev).to(dt),)
 
-def run_models(a, names:list[str], out:Path) -> int:
-  from dataset.device import default_device
-  from search.tune_model import tune_model
+# ***** the run: jobs that one worker per GPU claims, resumable across calls *****
+# Per model, in the order workers take them:
+#   tune MODEL     the learned search on every kernel, into CACHE/MODEL.tuned.json; the kernels go to CACHE/MODEL.kernels.pkl
+#   beam KEY       tinygrad's BEAM=2 on one kernel (search.tune_model.beam_kernels), into CACHE/beam2.gpuG.json (one file per worker)
+#   measure MODEL  once BEAM has every kernel of MODEL: tune_model with everything cached, which searches nothing and measures
+#                  default, tuned and BEAM=2 latency, PyTorch eager and torch.compile in one process; CACHE/MODEL.report.json
+# A job is claimed by creating its file in a directory of this run (O_EXCL), so no two workers take one job; results are kept per
+# kernel as found, so a call cut off by its time limit loses at most the jobs in flight, and the next call (with CACHE) goes on.
+# Tuning seconds are sums over kernels of the seconds each search took (kept in the cache entries), on whichever call it ran.
+
+def _claim(claims:Path, job:str) -> bool:
+  try: os.close(os.open(claims / job.replace("/", "_"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)); return True
+  except FileExistsError: return False
+
+def _beam_done(cache:Path) -> dict[str, dict]:
+  out = {}
+  for f in sorted(cache.glob("beam2.gpu*.json")):
+    try: out.update(json.loads(f.read_text()))
+    except (OSError, json.JSONDecodeError): pass   # being replaced by its worker: read again next time
+  return out
+
+def _report_done(cache:Path, n:str) -> bool:
+  f = cache / f"{n}.report.json"
+  return f.is_file() and json.loads(f.read_text()).get("beam2_ms") is not None
+
+def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
+  import pickle
+  from search.cache import TunedCache, _key
+  from search.tune_model import beam_kernels, open_model, tune_kernels, tune_model
+  from search.cli import load_model
+  from dataset.device import device_info, open_device
+  device = a.device
+  open_device(device)
+  log = lambda s: print(f"[gpu{gpu}] {s}", flush=True)
+  start, kernels = time.time(), {}
+  def loaded(n):
+    if n not in kernels and (f := cache / f"{n}.kernels.pkl").is_file(): kernels[n] = pickle.loads(f.read_bytes())
+    return kernels.get(n)
+  while time.time() - start < a.seconds:
+    beam_open, job = time.time() - start < a.seconds - a.reserve, None
+    for n in names:   # tune jobs first: the beam and measure jobs of a model need its kernels
+      if loaded(n) is None and _claim(claims, f"tune.{n}"): job = ("tune", n); break
+    if job is None and beam_open:
+      done = _beam_done(cache)
+      job = next((("beam", n, k) for n in names if loaded(n) is not None for k in kernels[n]["order"]
+                  if _key(k.key, device) not in done and _claim(claims, f"beam.{k.key}")), None)
+    if job is None:
+      done = _beam_done(cache)
+      for n in names:
+        if loaded(n) is None or _report_done(cache, n): continue
+        complete = all(_key(k.key, device) in done for k in kernels[n]["order"])
+        if (complete or (a.final and not beam_open)) and _claim(claims, f"measure.{n}"): job = ("measure", n); break
+    if job is None:
+      waiting = [n for n in names if not _report_done(cache, n) and not (claims / f"measure.{n}").exists()]
+      if not waiting or (not beam_open and not a.final): break
+      time.sleep(3); continue
+    st = time.time()
+    try:
+      if job[0] == "tune":
+        n = job[1]
+        module, xs = build(n, device, a.seed)
+        _, m, ks, counts, _ = open_model(module, xs, device, n)
+        dev_name, arch, props = device_info(device)
+        cm, cm_path = load_model(a.model, device, dev_name, arch, False)
+        rows = tune_kernels(ks, counts, device, TunedCache(cache / f"{n}.tuned.json"), a.strategy, a.budget, a.time_budget,
+                            cm.scorer(props), Path(cm_path).name, False, a.workers, a.seed, log)
+        share = {r["key"]: r["share"] or 0.0 for r in rows}
+        tmp = cache / f".{n}.kernels.pkl.{gpu}"
+        tmp.write_bytes(pickle.dumps({"order": sorted(ks, key=lambda k: -share[k.key])}))   # BEAM takes the largest first
+        os.replace(tmp, cache / f"{n}.kernels.pkl")
+      elif job[0] == "beam":
+        beam_kernels([job[2]], device, TunedCache(cache / f"beam2.gpu{gpu}.json"), 2, a.workers, True, log)
+      else:
+        n = job[1]
+        merged = cache / f".beam2.{n}.json"
+        merged.write_text(json.dumps(_beam_done(cache)))
+        module, xs = build(n, device, a.seed)
+        rep = tune_model(module, xs, name=n, device=device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy,
+                         cost_model=a.model, cache=cache / f"{n}.tuned.json", compare_beam=2, beam_cache=merged, search_beam=False,
+                         runs=a.runs, workers=a.workers, seed=a.seed, log=log)
+        merged.unlink()
+        (cache / f"{n}.report.json").write_text(json.dumps({**rep, "gpu": gpu}, indent=1, default=float))
+      log(f"{job[0]} {job[1]}{' ' + job[2].name if job[0] == 'beam' else ''}: {time.time() - st:.1f} s")
+    except Exception as e:   # one job failing (an op tinygrad lacks, memory) loses nothing else; measure records it in the report
+      import traceback; traceback.print_exc()
+      if job[0] != "beam":
+        (cache / f"{job[1]}.{'report' if job[0] == 'measure' else 'error'}.json").write_text(json.dumps({"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}))
+
+def merge(a, names:list[str], out:Path, cache:Path):
+  """CACHE's reports into OUT/models.json (BEAM incomplete: the report says how far it got), the tuned caches into OUT/tuned.json."""
   path = out / "models.json"
   res = json.loads(path.read_text()) if path.is_file() else {"models": {}}
-  res["command"] = "python scripts/bench_models.py " + " ".join(a.argv)
-  for name in names:
-    if name in res["models"] and "error" not in res["models"][name]: print(f"{name}: done already", flush=True); continue
-    print(f"{name}: ...", flush=True)
-    try:
-      module, xs = build(name, a.device or default_device(), a.seed)
-      rep = tune_model(module, xs, name=name, device=a.device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy,
-                       cost_model=a.model, cache=a.cache or out / "tuned.json", compare_beam=a.compare_beam, runs=a.runs,
-                       workers=a.workers, seed=a.seed)
-      rep["kernels_in_dataset"] = len(dataset_keys(rep["backend"]) & {r["key"] for r in rep["kernels"]})
-    except Exception as e:   # one model failing (an op tinygrad lacks, memory) does not lose the others
-      import traceback; traceback.print_exc()
-      rep = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
-    res["models"][name] = rep
+  for n in names:
+    if (f := cache / f"{n}.report.json").is_file(): rep = json.loads(f.read_text())
+    elif (f := cache / f"{n}.error.json").is_file(): rep = json.loads(f.read_text())
+    else: continue
+    if "error" not in rep: rep["kernels_in_dataset"] = len(dataset_keys(rep["backend"]) & {r["key"] for r in rep["kernels"]})
+    res["models"][n] = rep
     res.update(device=rep.get("device", res.get("device")), date=time.strftime("%Y-%m-%d"))
-    path.write_text(json.dumps(res, indent=1, default=float))
-  return 0 if all("error" not in res["models"].get(n, {"error": 1}) for n in names) else 1
+  res["command"] = "python scripts/bench_models.py " + " ".join(a.argv)
+  path.write_text(json.dumps(res, indent=1, default=float))
+  tuned = {}
+  for n in names:
+    if (f := cache / f"{n}.tuned.json").is_file(): tuned.update(json.loads(f.read_text()))
+  if tuned: (out / "tuned.json").write_text(json.dumps(tuned, indent=1))
+
+def run(a, names:list[str], out:Path) -> int:
+  """One worker per GPU (CUDA_VISIBLE_DEVICES) until the jobs run out or --seconds pass, then merge."""
+  cache = Path(a.cache or out / "cache"); cache.mkdir(parents=True, exist_ok=True)
+  for f in cache.glob("*.error.json"): f.unlink()   # a failed tune job is tried again
+  claims = Path(tempfile.mkdtemp(prefix="bench_models_claims_"))
+  log = open(out / "bench_models.log", "a")
+  args = [*_drop(a.argv, ("--gpus", "--cache", "--out")), "--cache", str(cache), "--out", str(out)]
+  procs = [subprocess.Popen([sys.executable, __file__, *args, "--worker", str(g), "--claims", str(claims)], stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)} if a.device == "CUDA" else None) for g in range(a.gpus)]
+  while any(p.poll() is None for p in procs):
+    time.sleep(5); merge(a, names, out, cache)
+  merge(a, names, out, cache)
+  res = json.loads((out / "models.json").read_text())["models"]
+  return 0 if all(n in res and "error" not in res[n] and res[n].get("beam2_ms") is not None for n in names) else 1
 
 def dataset_keys(device:str) -> set[str]:
   """Kernel keys of the shipped dataset the cost model was trained on: kernels of these models it has seen were not held out."""
   db = ROOT / "dataset" / "data" / ("cuda.sqlite" if device == "CUDA" else "cpu.sqlite")
   if not db.is_file(): return set()
   with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c: return {k for (k,) in c.execute("SELECT key FROM kernels")}
-
-def run_parallel(a, names:list[str], out:Path) -> int:
-  """One child per GPU (CUDA_VISIBLE_DEVICES), each taking the next model; after every model its report joins OUT/models.json and
-  its tuned kernels OUT/tuned.json (children write their own, so that no two processes rewrite one cache file)."""
-  path, cache = out / "models.json", out / "tuned.json"
-  res = json.loads(path.read_text()) if path.is_file() else {"models": {}}
-  todo = [n for n in names if n not in res["models"] or "error" in res["models"][n]]
-  tmp, running, log = Path(tempfile.mkdtemp(prefix="bench_models_")), {}, open(out / "bench_models.log", "a")
-  while todo or running:
-    for g in range(a.gpus):
-      if g not in running and todo:
-        n = todo.pop(0)
-        cmd = [sys.executable, __file__, *_drop(a.argv, ("--gpus", "--models", "--out", "--cache")), "--models", n, "--out", str(tmp / n),
-               "--cache", str(tmp / n / "tuned.json"), "--no-plot"]
-        running[g] = (subprocess.Popen(cmd, env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)}, stdout=log, stderr=subprocess.STDOUT), n)
-    time.sleep(1)
-    for g, (p, n) in list(running.items()):
-      if p.poll() is None: continue
-      del running[g]
-      if (f := tmp / n / "models.json").is_file():
-        r = json.loads(f.read_text())["models"][n]
-        res["models"][n] = {**r, "gpu": g}
-      else: res["models"][n] = {"error": f"exit {p.returncode}, no report (see bench_models.log)", "gpu": g}
-      res.update(device=res["models"][n].get("device", res.get("device")), date=time.strftime("%Y-%m-%d"),
-                 command="python scripts/bench_models.py " + " ".join(a.argv))
-      path.write_text(json.dumps(res, indent=1, default=float))
-      if (c := tmp / n / "tuned.json").is_file():
-        cache.write_text(json.dumps({**(json.loads(cache.read_text()) if cache.is_file() else {}), **json.loads(c.read_text())}, indent=1))
-  return 0 if all("error" not in res["models"][n] for n in names) else 1
 
 def _drop(argv:list[str], flags:tuple[str, ...]) -> list[str]:
   """argv without `flags` and their values (--flag VALUE or --flag=VALUE)."""
@@ -238,22 +310,30 @@ def main(argv=None) -> int:
   ap.add_argument("--budget", type=int, default=None, help="timed candidates per model (default: tune-model's)")
   ap.add_argument("--time-budget", type=float, default=None, help="search seconds per model")
   ap.add_argument("--strategy", default="beam")
-  ap.add_argument("--compare-beam", type=int, default=2)
   ap.add_argument("--runs", type=int, default=20)
   ap.add_argument("--workers", type=int, default=0, help="compile processes for the learned search")
   ap.add_argument("--seed", type=int, default=0)
-  ap.add_argument("--gpus", type=int, default=1, help="models on this many GPUs at once, one process per GPU")
-  ap.add_argument("--cache", default=None, help="tuned-kernel cache (default OUT/tuned.json)")
+  ap.add_argument("--gpus", type=int, default=1, help="workers, one per GPU")
+  ap.add_argument("--seconds", type=float, default=540, help="stop taking jobs after this long (the host's call limit)")
+  ap.add_argument("--reserve", type=float, default=150, help="no new BEAM jobs in the last this many seconds: time to measure")
+  ap.add_argument("--final", action="store_true", help="then measure every model, BEAM incomplete or not (the last call)")
+  ap.add_argument("--cache", default=None, help="per-model caches, kernels and reports, kept across calls (default OUT/cache)")
   ap.add_argument("--out", default="results")
   ap.add_argument("--no-plot", action="store_true")
   ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing models.json and exit")
+  ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+  ap.add_argument("--claims", default=None, help=argparse.SUPPRESS)
   a = ap.parse_args(argv)
   a.argv = list(sys.argv[1:] if argv is None else argv)
   if a.replot: finish(Path(a.replot), False); return 0
   names = a.models.split(",")
   if unknown := [n for n in names if n not in MODELS]: ap.error(f"unknown models {unknown}: choose from {', '.join(MODELS)}")
   out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-  rc = run_parallel(a, names, out) if a.gpus > 1 else run_models(a, names, out)
+  if a.device is None:
+    from dataset.device import default_device
+    a.device = default_device()
+  if a.worker is not None: worker(a, names, Path(a.cache), Path(a.claims), a.worker); return 0
+  rc = run(a, names, out)
   if (out / "models.json").is_file(): finish(out / "models.json", a.no_plot)
   return rc
 

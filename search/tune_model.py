@@ -183,17 +183,20 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   ren = renderer_for(device)
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "seconds": None, "timed": 0, "compiled": 0,
-           "search_s": 0.0, "status": None} for i, k in enumerate(kernels)]
+           "search_s": 0.0, "tune_s": None, "status": None} for i, k in enumerate(kernels)]
   hand: dict[int, tuple] = {}
   for i, (r, k) in enumerate(zip(rows, kernels)):
     if (hit := cache.get(k.key, device)) is not None and not retune:
-      r.update(status="cached", default_us=hit.get("hand_coded_us"), hand_coded_us=hit.get("hand_coded_us"), tuned_us=hit.get("time_us"))
+      r.update(status="cached", default_us=hit.get("hand_coded_us"), hand_coded_us=hit.get("hand_coded_us"), tuned_us=hit.get("time_us"),
+               tune_s=hit.get("tune_s"))
     if r["default_us"] is None:   # not cached, or cached without its default time (the search CLI's entries): measure it
+      st = time.perf_counter()
       try:
         m = Measurer(k, device, Budget())
         try: r["default_us"] = m.measure([hand.setdefault(i, hand_coded(scheduler(k.ast, ren)))])[0]*1e6
         finally: m.close()
       except Exception as e: r["status"] = f"failed: default not measurable ({_line(e)})"
+      r["tune_s"] = time.perf_counter() - st
   weights = [r["default_us"]*r["occurrences"] if r["default_us"] not in (None, math.inf) else 0.0 for r in rows]
   for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
   todo = [r["status"] is None for r in rows]
@@ -208,14 +211,17 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     r, k = rows[i], kernels[i]
     if not searched[i]:   # cached too, so that a rerun has nothing left to decide
       r.update(status="default", hand_coded_us=r["default_us"], tuned_us=r["default_us"])
-      cache.put(k.key, device, opts_to_json(hand[i]), time_us=r["default_us"], hand_coded_us=r["default_us"], name=k.name, strategy="default", model=None)
+      cache.put(k.key, device, opts_to_json(hand[i]), time_us=r["default_us"], hand_coded_us=r["default_us"], name=k.name, strategy="default",
+                model=None, tune_s=r["tune_s"])
       continue
+    st = time.perf_counter()
     try:
       o, m = tune_kernel(k, device, strategy, Budget(r["budget"] if n is not None else None, r["seconds"]), scorer, seed, workers)
       m.close()
     except Exception as e:
-      r.update(status=f"failed: {_line(e)}", tuned_us=r["default_us"])
+      r.update(status=f"failed: {_line(e)}", tuned_us=r["default_us"], tune_s=r["tune_s"] + time.perf_counter() - st)
       log(f"  {k.name} {r['kernel']}: search failed, keeps the default: {_line(e)}"); continue
+    r["tune_s"] += time.perf_counter() - st   # measuring its default, searching, and the final check
     r.update(timed=o.timed, compiled=o.compiled, search_s=round(o.search_s, 3), hand_coded_us=o.hand_time_s*1e6)
     if not o.verified:
       r.update(status=f"failed: {o.check}", tuned_us=r["default_us"])
@@ -223,9 +229,34 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     # hand_coded_us: the default timed again by the search's own measurer, next to the tuned time (default_us set the share)
     r.update(status="tuned", tuned_us=o.time_s*1e6, opts=opts_to_json(o.opts))
     cache.put(k.key, device, opts_to_json(o.opts), time_us=o.time_s*1e6, hand_coded_us=o.hand_time_s*1e6, name=k.name,
-              strategy=strategy, model=model_name)
+              strategy=strategy, model=model_name, tune_s=r["tune_s"], timed=o.timed, compiled=o.compiled)
     log(f"  {k.name} {r['kernel']} x{r['occurrences']} ({r['share']:.1%}): {r['hand_coded_us']:.1f} -> {r['tuned_us']:.1f} us, "
         f"{o.timed} timed, {o.search_s:.1f} s")
+  return rows
+
+def beam_kernels(kernels:list[Kernel], device:str, cache:TunedCache, amt:int, workers:int, search:bool=True,
+                 log:Callable=lambda s: None) -> list[dict]:
+  """tinygrad's BEAM=amt (search.strategies.TinygradBeam: its beam_search, unchanged) on each kernel the cache lacks, one at a time,
+  as BEAM=amt does inside tinygrad's pipeline; every result is cached as found with its search seconds, so a run cut off resumes
+  where it stopped and the tuning time is the sum over kernels. A pick that fails the correctness check is replaced by the
+  fastest config that passes (hand-coded at worst), which can only flatter BEAM. search=False: only what the cache has.
+  One row per kernel: key, beam_us (None: not searched yet), beam_s."""
+  rows = []
+  for k in kernels:
+    if (hit := cache.get(k.key, device)) is None and search:
+      st = time.perf_counter()
+      try:
+        o, m = tune_kernel(k, device, "tinygrad-beam", Budget(), None, 0, workers, amt=amt)
+        m.close()
+        opts, t, status = (o.opts, o.time_s, "ok") if o.verified else (o.hand_opts, o.hand_time_s, f"failed: {o.check}")
+        hit = dict(opts=opts_to_json(opts), time_us=t*1e6, tune_s=o.search_s, timed=o.timed, compiled=o.compiled, status=status)
+      except Exception as e:   # tinygrad's own run would stop here; the kernel keeps its default and the seconds still count
+        hit = dict(opts=opts_to_json(hand_coded(scheduler(k.ast, renderer_for(device)))), time_us=None,
+                   tune_s=time.perf_counter() - st, timed=0, compiled=0, status=f"failed: {_line(e)}")
+      cache.put(k.key, device, name=k.name, strategy=f"tinygrad BEAM={amt}", **hit)
+      log(f"  BEAM={amt} {k.name}: {hit['status']}, {hit['timed']} timed, {hit['tune_s']:.1f} s")
+    rows.append({"key": k.key, "beam_us": None if hit is None else hit["time_us"], "beam_s": None if hit is None else hit["tune_s"],
+                 "done": hit is not None})
   return rows
 
 def _describe(k:Kernel, ren) -> str:
@@ -235,18 +266,9 @@ def _describe(k:Kernel, ren) -> str:
 
 # *** the command ***
 
-def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|None=None, device:str|None=None, budget:int|None=None,
-               time_budget:float|None=None, strategy:str="beam", cost_model:str|None=None, allow_device_mismatch:bool=False,
-               cache:str|Path|None=None, compare_beam:int=0, torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None,
-               retune:bool=False, workers:int=0, seed:int=0, out:str|Path|None=None, log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
-  """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
-  OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix."""
-  device = device or default_device()
-  open_device(device)
-  if strategy not in LEARNED: raise ModelError(f"unknown strategy {strategy!r}: choose one of {', '.join(LEARNED)}")
-  dev_name, arch, props = device_info(device)
-  cm, cm_path = load_model(cost_model, device, dev_name, arch, allow_device_mismatch)
-  tc = TunedCache(cache or DEFAULT_CACHE)
+def open_model(model:str|Path|Any, example_inputs:tuple|None, device:str, name:str|None=None, input_shapes:dict|None=None,
+               seed:int=0) -> tuple[str, OnnxModel, list[Kernel], Counter, Any]:
+  """(name, the model on `device`, its distinct kernels, their counts, the torch module or None) of an ONNX path or a torch module."""
   module = None
   with tempfile.TemporaryDirectory(prefix="tune_model_") as tmp:
     if isinstance(model, (str, Path)): path, arrays = Path(model), None
@@ -258,6 +280,28 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
     name = name or (path.stem if module is None else type(module).__name__)
     m = OnnxModel(path, device, arrays, input_shapes, seed)
     kernels, counts = m.kernels(name)
+  return name, m, kernels, counts, module
+
+def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|None=None, device:str|None=None, budget:int|None=None,
+               time_budget:float|None=None, strategy:str="beam", cost_model:str|None=None, allow_device_mismatch:bool=False,
+               cache:str|Path|None=None, compare_beam:int=0, beam_cache:str|Path|None=None, search_beam:bool=True,
+               torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None, retune:bool=False, workers:int=0, seed:int=0,
+               out:str|Path|None=None, log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
+  """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
+  OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix.
+
+  tune_s is what tuning this model's kernels cost: the sum over kernels of the seconds spent measuring its default and searching
+  it, whenever that happened (kept in the cache entries, so a run resumed after a cut-off counts the earlier calls' work too);
+  tune_wall_s is this call's own tuning time (about zero when every kernel is cached). compare_beam=N measures tinygrad's BEAM=N
+  the same way, kernel by kernel (beam_kernels), into `beam_cache` (default: a fresh temporary one); search_beam=False only reads it,
+  and the BEAM latency is measured only once every kernel has its result."""
+  device = device or default_device()
+  open_device(device)
+  if strategy not in LEARNED: raise ModelError(f"unknown strategy {strategy!r}: choose one of {', '.join(LEARNED)}")
+  dev_name, arch, props = device_info(device)
+  cm, cm_path = load_model(cost_model, device, dev_name, arch, allow_device_mismatch)
+  tc = TunedCache(cache or DEFAULT_CACHE)
+  name, m, kernels, counts, module = open_model(model, example_inputs, device, name, input_shapes, seed)
   log(f"tune-model: {name}: {len(kernels)} distinct kernels, {sum(counts.values())} launches, on {dev_name} ({arch}), strategy {strategy}, "
       f"model {Path(cm_path).name}")
   rep: dict[str, Any] = {"model": name, "source": str(model) if module is None else f"torch module {name}", "device": f"{dev_name} ({arch})",
@@ -269,7 +313,8 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   rep["default_ms"], rep["default_first_s"] = default["ms"], default["first_s"]
   st = time.perf_counter()
   rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props), Path(cm_path).name, retune, workers, seed, log)
-  rep["tune_s"] = time.perf_counter() - st
+  rep["tune_wall_s"], rep["tune_s"] = time.perf_counter() - st, sum(r["tune_s"] or 0.0 for r in rows)
+  rep["kernels_searched"] = sum(r["status"] not in ("cached", "default") for r in rows)
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
   tuned_run = tinygrad_latency(m, runs, lambda: tuned(tc.path))
   rep["tuned_ms"], rep["tuned_first_s"], rep["tuned_launches"] = tuned_run["ms"], tuned_run["first_s"], tuned_run["applied"][0]
@@ -277,10 +322,18 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   n, beam = compare_beam or 2, None
   rep[f"beam{n}_ms"] = rep[f"beam{n}_tune_s"] = rep[f"beam{n}_error"] = None
   if compare_beam:
-    try:
-      beam = tinygrad_latency(m, runs, lambda: Context(BEAM=compare_beam, IGNORE_BEAM_CACHE=1))
-      rep[f"beam{n}_ms"], rep[f"beam{n}_tune_s"] = beam["ms"], beam["first_s"]   # its first run: BEAM searches every kernel there
-    except Exception as e: rep[f"beam{n}_error"] = _line(e)
+    with tempfile.TemporaryDirectory(prefix="tune_model_beam_") as tmp:
+      try:
+        bc = TunedCache(beam_cache or Path(tmp) / "beam.json")
+        brows = beam_kernels(kernels, device, bc, compare_beam, workers, search_beam, log)
+        for r, b in zip(rows, brows): r.update(beam_us=b["beam_us"], beam_s=b["beam_s"])
+        done = sum(b["done"] for b in brows)
+        rep[f"beam{n}_tune_s"], rep[f"beam{n}_kernels_done"] = sum(b["beam_s"] or 0.0 for b in brows), done
+        if done < len(brows): rep[f"beam{n}_error"] = f"BEAM={n} has searched {done} of {len(brows)} kernels so far"
+        else:
+          beam = tinygrad_latency(m, runs, lambda: tuned(bc.path))
+          rep[f"beam{n}_ms"] = beam["ms"]
+      except Exception as e: rep[f"beam{n}_error"] = _line(e)
   rep["torch_eager_ms"] = rep["torch_compile_ms"] = rep["torch_eager_error"] = rep["torch_compile_error"] = None
   ref, rep["reference"] = default["outputs"], "tinygrad default"
   if module is not None:
@@ -335,6 +388,7 @@ def parse_args(argv=None):
   ap.add_argument("--allow-device-mismatch", action="store_true")
   ap.add_argument("--cache", default=None, help=f"tuned-kernel cache (default {DEFAULT_CACHE})")
   ap.add_argument("--compare-beam", type=int, default=0, metavar="N", help="also measure tinygrad's BEAM=N (latency and tuning time)")
+  ap.add_argument("--beam-cache", default=None, help="where --compare-beam keeps BEAM's per-kernel results (a rerun resumes from it)")
   ap.add_argument("--runs", type=int, default=20, help="timed runs per latency")
   ap.add_argument("--retune", action="store_true", help="search kernels the cache already has")
   ap.add_argument("--workers", type=int, default=0, help="compile processes (0: in this process)")
@@ -346,7 +400,7 @@ def main(argv=None) -> int:
   a = parse_args(argv)
   try:
     tune_model(a.onnx, device=a.device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy, cost_model=a.model,
-               allow_device_mismatch=a.allow_device_mismatch, cache=a.cache, compare_beam=a.compare_beam, runs=a.runs,
+               allow_device_mismatch=a.allow_device_mismatch, cache=a.cache, compare_beam=a.compare_beam, beam_cache=a.beam_cache, runs=a.runs,
                input_shapes=parse_shapes(a.input_shape), retune=a.retune, workers=a.workers, seed=a.seed, out=a.out)
   except (ModelError, DeviceError, CacheError) as e: return fail(str(e))
   except Exception as e:
