@@ -104,8 +104,8 @@ MODELS = {
   "cvt13_b1_fp16": (cvt13, (1, 3, 224, 224), "fp16"), "gpt2_s512_fp16": (gpt2_stack, (1, 512, 768), "fp16"),   # on request (--models)
   "gpt2_tiny": (lambda: gpt2_stack(layers=2, dim=64, heads=2, seq=32), (1, 32, 64), "fp32"),   # a whole run in minutes on a CPU
 }
-# the order a run takes them in: one of each architecture first
-ORDER = ["resnet50_b1_fp32", "cvt13_b1_fp32", "gpt2_s512_fp32", "resnet50_b1_fp16", "resnet50_b32_fp16", "resnet50_b32_fp32"]
+# the order a run takes them in: one of each architecture first, the cheapest first
+ORDER = ["gpt2_s512_fp32", "resnet50_b1_fp32", "cvt13_b1_fp32", "resnet50_b1_fp16", "resnet50_b32_fp16", "resnet50_b32_fp32"]
 
 def build(name:str, device:str, seed:int=0):
   """The module (eval, random weights: the default init) and its input, on the GPU when there is one (half-precision export runs there)."""
@@ -156,21 +156,21 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
     if n not in kernels and (f := cache / f"{n}.kernels.pkl").is_file(): kernels[n] = pickle.loads(f.read_bytes())
     return kernels.get(n)
   while time.time() - start < a.seconds:
-    beam_open, job = time.time() - start < a.seconds - a.reserve, None
-    for n in names:   # tune jobs first: the beam and measure jobs of a model need its kernels
-      if loaded(n) is None and _claim(claims, f"tune.{n}"): job = ("tune", n); break
-    if job is None and beam_open:
-      done = _beam_done(cache)
-      job = next((("beam", n, k) for n in names if loaded(n) is not None for k in kernels[n]["order"]
-                  if _key(k.key, device) not in done and _claim(claims, f"beam.{k.key}")), None)
+    beam_open, job, done = time.time() - start < a.seconds - a.reserve, None, _beam_done(cache)
+    # models one after another (all GPUs on one model's BEAM kernels finish it soonest): a model ready to measure first, then
+    # the first model in --models order with a job left; with --final, after the BEAM cut-off, every model is measured as it is
+    for n in names:
+      if loaded(n) is None or _report_done(cache, n): continue
+      complete = all(_key(k.key, device) in done for k in kernels[n]["order"])
+      if (complete or (a.final and not beam_open)) and _claim(claims, f"measure.{n}"): job = ("measure", n); break
+    for n in names if job is None else []:
+      if loaded(n) is None:
+        if (beam_open or a.final) and _claim(claims, f"tune.{n}"): job = ("tune", n); break
+      elif beam_open and (k := next((k for k in kernels[n]["order"] if _key(k.key, device) not in done and _claim(claims, f"beam.{k.key}")), None)):
+        job = ("beam", n, k); break
     if job is None:
-      done = _beam_done(cache)
-      for n in names:
-        if loaded(n) is None or _report_done(cache, n): continue
-        complete = all(_key(k.key, device) in done for k in kernels[n]["order"])
-        if (complete or (a.final and not beam_open)) and _claim(claims, f"measure.{n}"): job = ("measure", n); break
-    if job is None:
-      waiting = [n for n in names if not _report_done(cache, n) and not (claims / f"measure.{n}").exists()]
+      waiting = [n for n in names if not _report_done(cache, n) and not (claims / f"measure.{n}").exists()
+                 and not (cache / f"{n}.error.json").exists()]
       if not waiting or (not beam_open and not a.final): break
       time.sleep(3); continue
     st = time.time()
@@ -264,13 +264,16 @@ def write_markdown(res:dict, path:Path):
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
   for name, r in res["models"].items():
     if "error" in r: lines.append(f"| {name} | error: {r['error']} |" + " |"*11); continue
-    b, bt = r.get("beam2_ms"), r.get("beam2_tune_s")
+    b, bt = r.get("beam2_ms"), r.get("beam2_tune_s") if r.get("beam2_ms") is not None else None
     lines.append(f"| {name} | {f(r['default_ms'])} | {f(b)} | {f(r['tuned_ms'])} | {f(r['torch_eager_ms'])} | {f(r['torch_compile_ms'])} | "
                  f"{f(bt, 1)} | {f(r['tune_s'], 1)} | {f(r['tuned_ms']/b if b else None, 3)} | {f(r['tune_s']/bt if bt else None, 3)} | "
                  f"{r['max_abs_err']:.2e} | {'match' if r['outputs_match'] else 'DIFFER'} |")
   notes = [f"- {n}: torch.compile: {r['torch_compile_error']}" for n, r in res["models"].items() if r.get("torch_compile_error")]
+  notes += [f"- {n}: no BEAM=2 latency: {r['beam2_error']} ({r['beam2_tune_s']:.0f} s of BEAM=2 search so far)"
+            for n, r in res["models"].items() if r.get("beam2_error")]
   notes += [f"- {n}: {r['kernels_distinct']} distinct kernels ({r['kernel_launches']} launches; {r.get('kernels_in_dataset', '?')} of them in "
-            f"the cost model's training data), budget {r['budget']} timed candidates, strategy {r['strategy']}, cost model "
+            f"the cost model's training data); the learned search timed {sum(k['timed'] for k in r['kernels'])} candidates in all "
+            f"(BEAM=2: {sum(k.get('beam_timed') or 0 for k in r['kernels'])}), strategy {r['strategy']}, cost model "
             f"{Path(r['cost_model']).name}" for n, r in res["models"].items() if "error" not in r]
   path.write_text("\n".join(lines + [""] + notes) + "\n")
 

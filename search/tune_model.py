@@ -188,7 +188,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   for i, (r, k) in enumerate(zip(rows, kernels)):
     if (hit := cache.get(k.key, device)) is not None and not retune:
       r.update(status="cached", default_us=hit.get("hand_coded_us"), hand_coded_us=hit.get("hand_coded_us"), tuned_us=hit.get("time_us"),
-               tune_s=hit.get("tune_s"))
+               tune_s=hit.get("tune_s"), timed=hit.get("timed", 0), compiled=hit.get("compiled", 0))
     if r["default_us"] is None:   # not cached, or cached without its default time (the search CLI's entries): measure it
       st = time.perf_counter()
       try:
@@ -256,7 +256,7 @@ def beam_kernels(kernels:list[Kernel], device:str, cache:TunedCache, amt:int, wo
       cache.put(k.key, device, name=k.name, strategy=f"tinygrad BEAM={amt}", **hit)
       log(f"  BEAM={amt} {k.name}: {hit['status']}, {hit['timed']} timed, {hit['tune_s']:.1f} s")
     rows.append({"key": k.key, "beam_us": None if hit is None else hit["time_us"], "beam_s": None if hit is None else hit["tune_s"],
-                 "done": hit is not None})
+                 "beam_timed": None if hit is None else hit["timed"], "done": hit is not None})
   return rows
 
 def _describe(k:Kernel, ren) -> str:
@@ -326,7 +326,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
       try:
         bc = TunedCache(beam_cache or Path(tmp) / "beam.json")
         brows = beam_kernels(kernels, device, bc, compare_beam, workers, search_beam, log)
-        for r, b in zip(rows, brows): r.update(beam_us=b["beam_us"], beam_s=b["beam_s"])
+        for r, b in zip(rows, brows): r.update(beam_us=b["beam_us"], beam_s=b["beam_s"], beam_timed=b["beam_timed"])
         done = sum(b["done"] for b in brows)
         rep[f"beam{n}_tune_s"], rep[f"beam{n}_kernels_done"] = sum(b["beam_s"] or 0.0 for b in brows), done
         if done < len(brows): rep[f"beam{n}_error"] = f"BEAM={n} has searched {done} of {len(brows)} kernels so far"
