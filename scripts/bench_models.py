@@ -78,10 +78,10 @@ def gpt2_stack(layers:int=12, dim:int=768, heads:int=12, seq:int=512):
       self.ln_2, self.c_fc, self.mlp_proj = nn.LayerNorm(dim), nn.Linear(dim, 4*dim), nn.Linear(4*dim, dim)
       self.register_buffer("causal", torch.tril(torch.ones(seq, seq, dtype=torch.bool)))
     def forward(self, x):
-      b, t, d = x.shape
-      q, k, v = [y.reshape(b, t, heads, d // heads).transpose(1, 2) for y in self.c_attn(self.ln_1(x)).split(d, -1)]
-      att = (q @ k.transpose(-2, -1) * (d // heads) ** -0.5).masked_fill(~self.causal[:t, :t], float("-inf")).softmax(-1)
-      x = x + self.c_proj((att @ v).transpose(1, 2).reshape(b, t, d))
+      # python ints and floats only: arithmetic on traced x.shape makes CPU tensors, which the export of a CUDA module rejects
+      q, k, v = [y.reshape(-1, seq, heads, dim // heads).transpose(1, 2) for y in self.c_attn(self.ln_1(x)).split(dim, -1)]
+      att = (q @ k.transpose(-2, -1) * (dim // heads) ** -0.5).masked_fill(~self.causal, float("-inf")).softmax(-1)
+      x = x + self.c_proj((att @ v).transpose(1, 2).reshape(-1, seq, dim))
       return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
   class Stack(nn.Module):
     def __init__(self):

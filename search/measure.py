@@ -78,7 +78,7 @@ class Measurer:
         _POOLS.pop((self.device, self.workers), None)
         self.pool = shared_pool(self.device, self.workers)
         out = [Compiled(t, t.parent, "compile_error", error="a compile worker died") for t in tasks]
-    else: out = [run_task(t) for t in tasks]
+    else: out = [run_kernel_task((self.blob, t)) for t in tasks]   # with its blob: another kernel's Measurer may have configured since
     self.compile_s += time.perf_counter() - st
     self.failed += sum(c.prg is None or c.status != "ok" for c in out)
     return out

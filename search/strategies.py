@@ -28,6 +28,7 @@ class Context:
   rng: random.Random = field(default_factory=lambda: random.Random(0))
   actions: list[Opt] = field(default_factory=lambda: ACTIONS)
   final_picks: list[tuple[Opt, ...]] = field(default_factory=list)  # model's picks left for the final verification
+  state: dict = field(default_factory=dict)   # where a search stopped, so that a later run() with more budget goes on from there
 
 def _argsort_desc(x:np.ndarray) -> np.ndarray: return np.argsort(-np.asarray(x), kind="stable")
 
@@ -65,27 +66,35 @@ class Beam:
     return picks
 
   def run(self, ctx:Context):
+    """Search until the budget runs out or the beam stops improving. Run again with a larger budget (tune-model's scheduler does),
+    it goes on from the round it stopped in: nothing is expanded or measured twice."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
-    picks = self._model_pass(ctx) if self.k == 0 or self.seed_picks else []
-    if self.k == 0:
-      ctx.final_picks = [o for o, _ in picks] + ctx.final_picks
-      return
-    beam, best_time, stale = [((), ctx.base)], math.inf, 0
+    st = ctx.state
+    if not st:
+      picks = self._model_pass(ctx) if self.k == 0 or self.seed_picks else []
+      if self.k == 0:
+        ctx.final_picks = [o for o, _ in picks] + ctx.final_picks
+        st["stopped"] = True
+        return
+      st.update(beam=[((), ctx.base)], best=math.inf, stale=0, depth=0, ranked=None, stopped=False, picks=picks[:self.seed_picks])
+      st["seen"] = {ctx.base.ast.key}
     try:
-      if self.seed_picks and picks:
-        seeds = picks[:self.seed_picks]
-        timed = sorted(zip(ctx.measurer.measure([o for o, _ in seeds]), range(len(seeds))))
-        beam = [seeds[i] for t, i in timed if t < math.inf][:self.width] or beam
-        best_time = timed[0][0]
-      seen = {k.ast.key for _, k in beam} | {ctx.base.ast.key}
-      for _ in range(self.max_depth):
-        if not (ranked := self._expand(ctx, beam, seen)[0]): break
+      if st["picks"]:
+        timed = sorted(zip(ctx.measurer.measure([o for o, _ in st["picks"]]), range(len(st["picks"]))))
+        st["beam"] = [st["picks"][i] for t, i in timed if t < math.inf][:self.width] or st["beam"]
+        st["best"], st["picks"] = timed[0][0], []
+        st["seen"] |= {k.ast.key for _, k in st["beam"]}
+      while not st["stopped"]:
+        if st["depth"] >= self.max_depth: st["stopped"] = True; break
+        if st["ranked"] is None: st["ranked"] = self._expand(ctx, st["beam"], st["seen"])[0]
+        if not (ranked := st["ranked"]): st["stopped"] = True; break
         top = ranked[:self.k]
-        timed = sorted(zip(ctx.measurer.measure([o for o, _ in top]), range(len(top))))
+        timed = sorted(zip(ctx.measurer.measure([o for o, _ in top]), range(len(top))))   # BudgetExhausted: this round again next run
         beam = [top[i] for t, i in timed if t < math.inf][:self.width]
-        beam += ranked[self.k:][:max(0, self.width - len(beam))]
-        if timed[0][0] < best_time: best_time, stale = timed[0][0], 0
-        elif (stale := stale + 1) > self.patience: break
+        st["beam"], st["ranked"], st["depth"] = beam + ranked[self.k:][:max(0, self.width - len(beam))], None, st["depth"] + 1
+        if timed[0][0] < st["best"]: st["best"], st["stale"] = timed[0][0], 0
+        elif st["stale"] >= self.patience: st["stopped"] = True
+        else: st["stale"] += 1
     except BudgetExhausted: return
 
 @dataclass
@@ -119,16 +128,20 @@ class MCTS:
     p = p / p.sum()
     node.pending = sorted([(float(pi), node.opts + (a,), k) for pi, (a, k) in zip(p, kids)], key=lambda x: -x[0])
   def run(self, ctx:Context):
-    root, stalls = _Node((), ctx.base), 0
+    """Simulate until the budget runs out or 32 in a row find nothing new; run again with a larger budget, it goes on with the
+    same tree."""
+    root, stalls = ctx.state.setdefault("root", _Node((), ctx.base)), 0
     try:
       while ctx.measurer.has_budget() and stalls < 32:
         node, path, depth, grew = root, [root], 0, False
         while True:
           if node.pending is None: self._expand_list(ctx, node, depth)
           if node.pending and len(node.kids) < math.ceil(self.pw_c * max(node.n, 1) ** self.pw_alpha):
-            prior, opts, sched = node.pending.pop(0)
+            prior, opts, sched = node.pending[0]
+            t = ctx.measurer.measure([opts])[0]   # before the pop: a child the budget cut off stays pending
+            node.pending.pop(0)
             child = _Node(opts, sched, prior)
-            child.time = child.best = ctx.measurer.measure([opts])[0]
+            child.time = child.best = t
             node.kids.append(child); path.append(child); grew = True
             break
           if not node.kids: break   # nothing left below this node
@@ -140,6 +153,7 @@ class MCTS:
         for nd in path:
           nd.n += 1
           nd.best = min(nd.best, path[-1].best)
+      ctx.state["stopped"] = stalls >= 32
     except BudgetExhausted: return
 
 @dataclass
