@@ -196,14 +196,32 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         module, xs = build(n, device, a.seed)
         rep = tune_model(module, xs, name=n, device=device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy,
                          cost_model=a.model, cache=cache / f"{n}.tuned.json", compare_beam=2, beam_cache=merged, search_beam=False,
-                         runs=a.runs, workers=a.workers, seed=a.seed, log=log)
+                         runs=a.runs, workers=a.workers, seed=a.seed, log=log, torch_compile=device != "CUDA")
         merged.unlink()
+        if rep.get("torch_compile_error") and device == "CUDA": rep.update(torch_compiled(a, n, cache))
         (cache / f"{n}.report.json").write_text(json.dumps({**rep, "gpu": gpu}, indent=1, default=float))
       log(f"{job[0]} {job[1]}{' ' + job[2].name if job[0] == 'beam' else ''}: {time.time() - st:.1f} s")
     except Exception as e:   # one job failing (an op tinygrad lacks, memory) loses nothing else; measure records it in the report
       import traceback; traceback.print_exc()
       if job[0] != "beam":
         (cache / f"{job[1]}.{'report' if job[0] == 'measure' else 'error'}.json").write_text(json.dumps({"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}))
+
+def torch_compiled(a, n:str, cache:Path) -> dict:
+  """torch.compile's latency from a fresh process: in one that holds tinygrad's CUDA context, triton's launches fail ("invalid
+  resource handle"). The same seed builds the same weights and inputs."""
+  f = cache / f".{n}.torch.json"
+  try:
+    subprocess.run([sys.executable, __file__, "--device", a.device, "--torch-compile", n, "--runs", str(a.runs), "--seed", str(a.seed),
+                    "--out", str(f)], timeout=300, check=True)
+    return {**json.loads(f.read_text()), "torch_compile_error": None, "torch_compile_process": "separate"}
+  except Exception as e: return {"torch_compile_error": f"in a separate process too: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+
+def torch_compile_latency(a, n:str, out:Path):
+  import torch
+  from search.tune_model import torch_latency
+  module, xs = build(n, a.device, a.seed)
+  torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False   # as tune_model: fp32 stays fp32
+  out.write_text(json.dumps({"torch_compile_ms": torch_latency(torch.compile(module), list(xs), a.runs, a.device == "CUDA")[0]}))
 
 def merge(a, names:list[str], out:Path, cache:Path):
   """CACHE's reports into OUT/models.json (BEAM incomplete: the report says how far it got), the tuned caches into OUT/tuned.json."""
@@ -325,12 +343,14 @@ def main(argv=None) -> int:
   ap.add_argument("--no-plot", action="store_true")
   ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing models.json and exit")
   ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+  ap.add_argument("--torch-compile", default=None, help=argparse.SUPPRESS)
   ap.add_argument("--claims", default=None, help=argparse.SUPPRESS)
   a = ap.parse_args(argv)
   a.argv = list(sys.argv[1:] if argv is None else argv)
   if a.replot: finish(Path(a.replot), False); return 0
   names = a.models.split(",")
   if unknown := [n for n in names if n not in MODELS]: ap.error(f"unknown models {unknown}: choose from {', '.join(MODELS)}")
+  if a.torch_compile: torch_compile_latency(a, a.torch_compile, Path(a.out)); return 0
   out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
   if a.device is None:
     from dataset.device import default_device

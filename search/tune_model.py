@@ -126,8 +126,15 @@ def export_torch(module, example_inputs:tuple, path:Path) -> Path:
   with warnings.catch_warnings():   # the legacy exporter's deprecation notice and tracer warnings, on every export
     warnings.simplefilter("ignore")
     # not under no_grad: there nn.MultiheadAttention takes its fused fast path, which has no ONNX export
-    torch.onnx.export(module, tuple(example_inputs), str(path), dynamo=False, opset_version=17,
-                      input_names=[f"input{i}" for i in range(len(example_inputs))])
+    export = lambda m, xs: torch.onnx.export(m, tuple(xs), str(path), dynamo=False, opset_version=17,
+                                             input_names=[f"input{i}" for i in range(len(xs))])
+    try: export(module, example_inputs)
+    except RuntimeError as e:
+      # the exporter's constant folding can put a folded buffer on the CPU next to CUDA weights (GPT-2's causal mask on the
+      # H200): export a CPU copy then; the weights are the same
+      if "same device" not in str(e): raise
+      import copy
+      export(copy.deepcopy(module).cpu(), [x.cpu() for x in example_inputs])
   return path
 
 # *** timing ***
