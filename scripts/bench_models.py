@@ -293,7 +293,9 @@ def write_markdown(res:dict, path:Path):
             f"the cost model's training data); the learned search timed {sum(k['timed'] for k in r['kernels'])} candidates in all "
             f"(BEAM=2: {sum(k.get('beam_timed') or 0 for k in r['kernels'])}), strategy {r['strategy']}, cost model "
             f"{Path(r['cost_model']).name}" for n, r in res["models"].items() if "error" not in r]
-  path.write_text("\n".join(lines + [""] + notes) + "\n")
+  notes += [f"- {x}" for x in res.get("notes", [])]
+  head = [f"Host: {res['host']}", "", f"Reproduce: {res['reproduce']}", ""] if res.get("host") else []
+  path.write_text("\n".join(lines + [""] + head + notes) + "\n")
 
 def plot(res:dict, path:Path):
   """Latency per model relative to tinygrad's default (left), and tuning seconds, BEAM=2 against tune-model (right)."""
