@@ -36,6 +36,27 @@ def test_strategies_respect_the_measurement_budget(strategy):
   assert o.verified and o.time_s <= o.hand_time_s and o.timed <= 5 + 1 + len(ctx.final_picks)   # + hand-coded, final picks
   m.close()
 
+@pytest.mark.parametrize("strategy", ["beam", "mcts"])
+def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, monkeypatch):
+  # tune-model's scheduler gives a kernel budget in rounds: 3, then 6 in all. Nothing is measured twice, and the beam ends where
+  # one run with 6 ends (the same deterministic scores and the same measured candidates)
+  k = _kernel("gemm:m=32:k=64:n=32:fp32")
+  def run(budgets):
+    m = Measurer(k, "CPU", Budget())
+    ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+    timed = []
+    for b in budgets:
+      m.budget.measurements = b
+      STRATEGIES[strategy]().run(ctx)
+      timed.append(m.timed)
+    m.close()
+    return m, timed
+  m2, timed = run([3, 6])
+  assert timed[0] == 3 and 3 < timed[1] <= 6 and len(m2.trajectory) == m2.timed
+  if strategy == "beam":
+    m1, _ = run([6])
+    assert list(m2.times) == list(m1.times)   # the same candidates, in the same order
+
 @pytest.mark.parametrize("strategy,args", [("beam", {"k": 2}), ("pure-model", {})])
 def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatch):
   import search.strategies as S
