@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 from dataset.workloads import BUILDERS
 from dataset.kernel import Kernel, kernel_asts
+from dataset.errors import one_line
 
 @dataclass(frozen=True)
 class Variant:
@@ -119,7 +120,7 @@ def parse_variant(spec:str) -> Variant:
       raise ShapeError(f"bad shape for {workload}: {k}={params[k]}")
   v = V(workload, None, False, **{**allowed, **params})
   try: outs = v.build("CPU")
-  except Exception as e: raise ShapeError(f"bad shape for {spec!r}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+  except Exception as e: raise ShapeError(f"bad shape for {spec!r}: {one_line(e)}") from e
   if any(0 in o.shape for o in outs): raise ShapeError(f"bad shape for {spec!r}: an output is empty {[o.shape for o in outs]}")
   return v
 

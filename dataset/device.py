@@ -5,6 +5,7 @@ import numpy as np
 from tinygrad import Device
 from tinygrad.helpers import Target
 from tinygrad.renderer import Renderer
+from dataset.errors import one_line
 
 DEVICES = ("CUDA", "CPU")
 
@@ -21,7 +22,7 @@ def default_device() -> str: return "CUDA" if available("CUDA") else "CPU"
 def open_device(name:str):
   if name not in DEVICES: raise DeviceError(f"unknown device {name!r}: choose one of {', '.join(DEVICES)}")
   try: return Device[name]
-  except Exception as e: raise DeviceError(f"device {name} is not available here ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from e
+  except Exception as e: raise DeviceError(f"device {name} is not available here ({one_line(e)})") from e
 
 def renderer_for(device:str, arch:str|None=None, compiler:bool=True) -> Renderer:
   """The renderer kernels are scheduled with. With `arch` (e.g. sm_90) or no such device present, a CUDA renderer is built offline:

@@ -9,10 +9,11 @@ OUT/tuned.json (every model's tuned kernels) and, where matplotlib imports, OUT/
   python scripts/bench_models.py --device CPU --models gpt2_tiny --seconds 300 --out /tmp/models --final   # a small whole run
   python scripts/bench_models.py --replot results/models.json        # the markdown and plot again, anywhere with matplotlib"""
 from __future__ import annotations
-import argparse, json, math, os, sqlite3, subprocess, sys, tempfile, time
+import argparse, functools, json, math, os, sqlite3, subprocess, sys, tempfile, time
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from dataset.errors import one_line  # noqa: E402
 
 # ***** CvT-13 (Wu et al. 2021, microsoft/CvT lib/models/cls_cvt.py, config cvt-13-224x224) *****
 
@@ -204,7 +205,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
     except Exception as e:   # one job failing (an op tinygrad lacks, memory) loses nothing else; measure records it in the report
       import traceback; traceback.print_exc()
       if job[0] != "beam":
-        (cache / f"{job[1]}.{'report' if job[0] == 'measure' else 'error'}.json").write_text(json.dumps({"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}))
+        (cache / f"{job[1]}.{'report' if job[0] == 'measure' else 'error'}.json").write_text(json.dumps({"error": one_line(e)}))
 
 def torch_compiled(a, n:str, cache:Path) -> dict:
   """torch.compile's latency from a fresh process: in one that holds tinygrad's CUDA context, triton's launches fail ("invalid
@@ -214,7 +215,7 @@ def torch_compiled(a, n:str, cache:Path) -> dict:
     subprocess.run([sys.executable, __file__, "--device", a.device, "--torch-compile", n, "--runs", str(a.runs), "--seed", str(a.seed),
                     "--out", str(f)], timeout=300, check=True)
     return {**json.loads(f.read_text()), "torch_compile_error": None, "torch_compile_process": "separate"}
-  except Exception as e: return {"torch_compile_error": f"in a separate process too: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+  except Exception as e: return {"torch_compile_error": f"in a separate process too: {one_line(e)}"}
 
 def torch_compile_latency(a, n:str, out:Path):
   import torch
@@ -256,6 +257,7 @@ def run(a, names:list[str], out:Path) -> int:
   res = json.loads((out / "models.json").read_text())["models"]
   return 0 if all(n in res and "error" not in res[n] and res[n].get("beam2_ms") is not None for n in names) else 1
 
+@functools.cache
 def dataset_keys(device:str) -> set[str]:
   """Kernel keys of the shipped dataset the cost model was trained on: kernels of these models it has seen were not held out."""
   db = ROOT / "dataset" / "data" / ("cuda.sqlite" if device == "CUDA" else "cpu.sqlite")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 from tinygrad.codegen.opt import Opt
 from tinygrad.uop.ops import UOp
-from dataset.compile import Task, Compiled, configure, make_pool, run_task, run_kernel_task
+from dataset.compile import Task, Compiled, configure, make_pool, run_kernel_task
 from dataset.device import L2Flush, renderer_for
 from dataset.kernel import Kernel
 from dataset.timing import Bench
