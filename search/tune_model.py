@@ -37,6 +37,7 @@ import numpy as np
 from tinygrad import Device, Tensor, TinyJit
 from tinygrad.dtype import _to_np_dtype
 from tinygrad.helpers import Context
+from dataset.errors import one_line
 from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for
 from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler
 from dataset.sampler import hand_coded
@@ -51,8 +52,6 @@ PER_KERNEL_DEFAULT = 8   # --budget default: this many per distinct kernel
 LEARNED = ("beam", "mcts", "pure-model")
 
 class ModelError(RuntimeError): pass
-
-def _line(e:BaseException) -> str: return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:300]}"
 
 # *** the model ***
 
@@ -90,7 +89,7 @@ class OnnxModel:
         # weights realized once: scheduling a forward pass without running it (kernel_asts) would otherwise rebind them unfilled
         Tensor.realize(*[v for v in self.runner.graph_values.values() if isinstance(v, Tensor)],
                        *[v for n in self.runner.graph_nodes for v in n.opts.values() if isinstance(v, Tensor)])
-    except Exception as e: raise ModelError(f"{self.path} is not a valid ONNX model ({_line(e)})") from None
+    except Exception as e: raise ModelError(f"{self.path} is not a valid ONNX model ({one_line(e, 300)})") from None
     self.names = list(self.runner.graph_inputs)
     self.arrays = inputs if inputs is not None else random_inputs(self.runner.graph_inputs, shapes or {}, seed)
     self.inputs = [Tensor(self.arrays[n], device=device).realize() for n in self.names]
@@ -103,7 +102,7 @@ class OnnxModel:
   def kernels(self, name:str) -> tuple[list[Kernel], Counter]:
     """The distinct kernels of one forward pass, in schedule order, and how many times each runs."""
     try: asts = kernel_asts(*self.forward(*self.inputs))
-    except Exception as e: raise ModelError(f"tinygrad cannot run {self.path} ({_line(e)})") from None
+    except Exception as e: raise ModelError(f"tinygrad cannot run {self.path} ({one_line(e, 300)})") from None
     counts = Counter(a.key.hex() for a in asts)
     uniq = list({a.key.hex(): a for a in asts}.values())
     return [Kernel(a.key.hex(), a, f"{name}#{i}", "onnx", name) for i, a in enumerate(uniq)], counts
@@ -222,13 +221,15 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       m = Measurer(k, device, Budget(), workers=workers)
       ctxs[i] = SearchContext(scheduler(k.ast, ren), m, scorer, random.Random(seed))
       r["default_us"] = m.measure([hand_coded(ctxs[i].base)])[0]*1e6
-    except Exception as e: r["status"] = f"failed: default not measurable ({_line(e)})"
+    except Exception as e: r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
     r["tune_s"] = time.perf_counter() - st
   weights = [r["default_us"]*r["occurrences"] if r["default_us"] not in (None, math.inf) else 0.0 for r in rows]
   for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
   todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
+  for i in set(ctxs) - set(todo): ctxs.pop(i).measurer.close()   # cached, or its default failed: nothing to search
   n = budget if budget is not None else (None if time_budget else PER_KERNEL_DEFAULT*len(todo))
 
+  k_name = lambda i: f"{kernels[i].name} {rows[i]['kernel']}"
   base = {i: ctxs[i].measurer.timed for i in todo}   # the default's timing counts in m.timed, not in the search budget
   def search(j:int, b:int) -> tuple[int, float, bool]:
     i = todo[j]
@@ -237,19 +238,19 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       st = time.perf_counter()
       m.budget.measurements = base[i] + b
       try: STRATEGIES[strategy]().run(c)
-      except Exception as e: r["status"] = f"failed: {_line(e)}"; log(f"  {k_name(i)}: search failed, keeps the default: {_line(e)}")
+      except Exception as e: r["status"] = f"failed: {one_line(e, 300)}"; log(f"  {k_name(i)}: search failed, keeps the default: {one_line(e, 300)}")
       r["search_s"] += time.perf_counter() - st
     return m.timed - base[i], m.best*1e6, bool(c.state.get("stopped")) or r["status"] is not None
-  k_name = lambda i: f"{kernels[i].name} {rows[i]['kernel']}"
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget)
   for j, i in enumerate(todo):
     r, k, c = rows[i], kernels[i], ctxs[i]
     m, r["budget"] = c.measurer, alloc[j]
     if alloc[j] == 0 or r["status"] is not None:   # never searched (or failed): the default, cached too so a rerun has nothing left to decide
-      r.update(status=r["status"] or "default", hand_coded_us=r["default_us"], tuned_us=r["default_us"], timed=m.timed - base[i], compiled=m.compiled)
+      r.update(status=r["status"] or "default", hand_coded_us=r["default_us"], tuned_us=r["default_us"], timed=m.timed - base[i],
+               compiled=m.compiled, tune_s=r["tune_s"] + r["search_s"])
       if r["status"] == "default":
         cache.put(k.key, device, opts_to_json(hand_coded(c.base)), time_us=r["default_us"], hand_coded_us=r["default_us"], name=k.name,
-                  strategy="default", model=None, tune_s=r["tune_s"] + r["search_s"])
+                  strategy="default", model=None, tune_s=r["tune_s"])
       m.close(); continue
     st = time.perf_counter()
     o = finish(c, strategy, r["search_s"])
@@ -284,7 +285,7 @@ def beam_kernels(kernels:list[Kernel], device:str, cache:TunedCache, amt:int, wo
         hit = dict(opts=opts_to_json(opts), time_us=t*1e6, tune_s=o.search_s, timed=o.timed, compiled=o.compiled, status=status)
       except Exception as e:   # tinygrad's own run would stop here; the kernel keeps its default and the seconds still count
         hit = dict(opts=opts_to_json(hand_coded(scheduler(k.ast, renderer_for(device)))), time_us=None,
-                   tune_s=time.perf_counter() - st, timed=0, compiled=0, status=f"failed: {_line(e)}")
+                   tune_s=time.perf_counter() - st, timed=0, compiled=0, status=f"failed: {one_line(e, 300)}")
       cache.put(k.key, device, name=k.name, strategy=f"tinygrad BEAM={amt}", **hit)
       log(f"  BEAM={amt} {k.name}: {hit['status']}, {hit['timed']} timed, {hit['tune_s']:.1f} s")
     rows.append({"key": k.key, "beam_us": None if hit is None else hit["time_us"], "beam_s": None if hit is None else hit["tune_s"],
@@ -307,7 +308,7 @@ def open_model(model:str|Path|Any, example_inputs:tuple|None, device:str, name:s
     else:
       module, example_inputs = model.eval(), tuple(example_inputs or ())
       try: path = export_torch(module, example_inputs, Path(tmp) / "model.onnx")
-      except Exception as e: raise ModelError(f"torch.onnx cannot export {type(module).__name__} ({_line(e)})") from None
+      except Exception as e: raise ModelError(f"torch.onnx cannot export {type(module).__name__} ({one_line(e, 300)})") from None
       arrays = {f"input{i}": x.detach().cpu().numpy() for i, x in enumerate(example_inputs)}
     name = name or (path.stem if module is None else type(module).__name__)
     m = OnnxModel(path, device, arrays, input_shapes, seed)
@@ -365,7 +366,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
         else:
           beam = tinygrad_latency(m, runs, lambda: tuned(bc.path))
           rep[f"beam{n}_ms"] = beam["ms"]
-      except Exception as e: rep[f"beam{n}_error"] = _line(e)
+      except Exception as e: rep[f"beam{n}_error"] = one_line(e, 300)
   rep["torch_eager_ms"] = rep["torch_compile_ms"] = rep["torch_eager_error"] = rep["torch_compile_error"] = None
   ref, rep["reference"] = default["outputs"], "tinygrad default"
   if module is not None:
@@ -377,11 +378,11 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
       xs = [torch.from_numpy(m.arrays[f"input{i}"]).to("cuda" if cuda else "cpu") for i in range(len(m.arrays))]
       rep["torch_eager_ms"], ref = torch_latency(tm, xs, runs, cuda)
       rep["reference"] = "torch eager"
-    except Exception as e: rep["torch_eager_error"] = _line(e)
+    except Exception as e: rep["torch_eager_error"] = one_line(e, 300)
     if not torch_compile: rep["torch_compile_error"] = "not run (torch_compile=False)"
     elif rep["torch_eager_ms"] is not None:
       try: rep["torch_compile_ms"] = torch_latency(torch.compile(tm), xs, runs, cuda)[0]
-      except Exception as e: rep["torch_compile_error"] = _line(e)
+      except Exception as e: rep["torch_compile_error"] = one_line(e, 300)
   err, rep["max_abs_err"] = check(tuned_run["outputs"], ref)
   rep["outputs_match"], rep["check"] = err is None, err
   rep["default_max_abs_err"] = check(default["outputs"], ref)[1]
