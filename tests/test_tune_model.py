@@ -57,7 +57,7 @@ def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
   monkeypatch.setattr(TM, "Measurer", forbidden)
   again = tune_model(module, x, device="CPU", budget=24, cache=cache, runs=3, torch_compile=False, log=lambda s: None)
   assert {r["status"] for r in again["kernels"]} == {"cached"} and again["budget"] == 0 and again["kernels_searched"] == 0
-  assert again["tune_s"] == rep["tune_s"] and again["tune_wall_s"] < rep["tune_s"]   # what tuning cost, from the cache entries
+  assert again["tune_s"] == rep["tune_s"]   # what tuning cost, read back from the cache entries
   assert again["tuned_launches"] == again["kernel_launches"] and again["outputs_match"], again["check"]
 
   # and any tinygrad program that runs the model inside tuned() gets the cached opts (here: the ONNX runner without a JIT)
