@@ -28,7 +28,7 @@ SUITE = {  # name: (kerntune variant, torch builder args)
   "attention": "attention:b=8:heads=12:seq=512:dim=64:causal=0:fp16",
 }
 STRATEGIES = {"hand-coded": None, "beam2": ("tinygrad-beam", {"amt": 2}), "beam4": ("tinygrad-beam", {"amt": 4}),
-              "learned-beam": ("beam", {}), "learned-beam-picks": ("beam", {"seed_picks": 6}), "mcts": ("mcts", {}), "pure-model": ("pure-model", {})}
+              "learned-beam": ("beam", {}), "mcts": ("mcts", {}), "pure-model": ("pure-model", {})}
 
 def suite_keys(device:str) -> set[str]:
   return {ast.key.hex() for spec in SUITE.values() for ast in kernel_asts(*parse_variant(spec).build(device))}

@@ -47,7 +47,8 @@ def load_model(path:str|None, device:str, dev_name:str, arch:str, allow_mismatch
 
 def tune_kernel(kernel:Kernel, device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
                 **strategy_args) -> tuple[Outcome, Measurer]:
-  m = Measurer(kernel, device, budget, workers=workers, on_timed=progress)
+  # tinygrad's BEAM compiles in its own pool (PARALLEL): it must not start ours, which a learned strategy run after it would then get free
+  m = Measurer(kernel, device, budget, workers=0 if strategy == "tinygrad-beam" else workers, on_timed=progress)
   ctx = Context(scheduler(kernel.ast, renderer_for(device)), m, scorer, random.Random(seed))
   st = time.perf_counter()
   STRATEGIES[strategy](**strategy_args).run(ctx)

@@ -44,12 +44,12 @@ class Measurer:
   early_factor: float = 4.0
   on_timed: Callable[[Measurer], None]|None = None   # progress: called after each timed candidate
   def __post_init__(self):
+    self.start = time.perf_counter()   # the whole cost of an answer: the pool start, the buffers, the reference run
     self.ren = renderer_for(self.device)
     self.blob = self.kernel.blob()
     configure(self.ren, {self.kernel.key: self.blob}, COMPILE_TIMEOUT_S)
     self.pool = shared_pool(self.device, self.workers) if self.workers > 1 else None
     self.bench = Bench(self.kernel.ast, self.device, L2Flush(self.device))
-    self.start = time.perf_counter()
     self.compiled = self.timed = self.failed = 0
     self.compile_s = self.time_s = 0.0                  # wall seconds in compile calls and in timing (where a search spends)
     self.times: dict[tuple[Opt, ...], float] = {}       # every timed candidate (inf: failed)

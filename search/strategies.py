@@ -34,36 +34,52 @@ def _argsort_desc(x:np.ndarray) -> np.ndarray: return np.argsort(-np.asarray(x),
 
 @dataclass
 class Beam:
-  """Model-guided beam. Per round: expand every beam entry, score all children, time the top-k; the next beam is the best `width`
-  children by measured time, filled up by score. Stops after `patience`+1 rounds in a row without a better time, at max_depth,
-  or when the budget runs out. k=0 (pure-model): descend by score alone and leave the top pick of every depth to the final
-  verification. seed_picks > 0: time that many of those picks first, in one batch, and start the measured beam from the best."""
+  """Model-guided beam, in few rounds of many candidates: on the GPU a round costs one compile latency (the candidates compile in
+  parallel) and the rounds run one after another, so the wall time is the number of rounds, not of candidates.
+
+  Round 0 (seed): a model-only descent (the best `width` children per depth, while the best score improves) proposes candidates;
+  tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
+  are timed together. Later rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored,
+  and the top `k` timed. Stops after `patience`+1 rounds in a row without a faster time, at max_depth rounds, or when the budget
+  runs out. k=0 is pure-model mode: the top pick of every depth, deepest first, is left to the final verification."""
   width: int = 4
-  k: int = 3
-  seed_picks: int = 0   # 6 on the CPU (2026-11-21, 8 kernels, budget 12): worse on 5, better on 2; the GPU bench compares both
+  k: int = 6
+  seed_picks: int = 10
   max_depth: int = 12
-  patience: int = 1
+  patience: int = 0
   name: str = "beam"
 
-  def _expand(self, ctx:Context, beam:list, seen:set) -> tuple[list[tuple[tuple[Opt, ...], Scheduler]], float]:
-    """Every new child of the beam, best score first, and the best score."""
+  def _expand(self, ctx:Context, beam:list, seen:set) -> tuple[list[tuple[tuple[Opt, ...], Scheduler]], np.ndarray]:
+    """Every new child of the beam, best score first, and the sorted scores."""
     cands = [(o + (a,), s) for o, k in beam for a, s in children(k, ctx.actions) if s.ast.key not in seen]
     cands = list({s.ast.key: (o, s) for o, s in cands}.values())
-    if not cands: return [], -math.inf
+    if not cands: return [], np.zeros(0)
     seen.update(s.ast.key for _, s in cands)
-    scores = ctx.score([s for _, s in cands])
+    scores = np.asarray(ctx.score([s for _, s in cands]))
     order = _argsort_desc(scores)
-    return [cands[i] for i in order], float(scores[order[0]])
+    return [cands[i] for i in order], scores[order]
 
-  def _model_pass(self, ctx:Context) -> list[tuple[tuple[Opt, ...], Scheduler]]:
-    """Descend while the best score improves; the top pick of every depth, deepest first."""
-    beam, seen, picks, best = [((), ctx.base)], {ctx.base.ast.key}, [], -math.inf
+  def _model_pass(self, ctx:Context) -> tuple[list, list]:
+    """Descend while the best score improves: (the top pick of every depth, deepest first; every scored child, best first)."""
+    beam, seen, picks, pool, best = [((), ctx.base)], {ctx.base.ast.key}, [], [], -math.inf
     for _ in range(self.max_depth):
-      ranked, top = self._expand(ctx, beam, seen)
-      if not ranked or top <= best: break
-      best, beam = top, ranked[:self.width]
+      ranked, scores = self._expand(ctx, beam, seen)
+      if not ranked or scores[0] <= best: break
+      best, beam = float(scores[0]), ranked[:self.width]
       picks.insert(0, ranked[0])
-    return picks
+      pool += zip(scores.tolist(), ranked)
+    return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
+
+  def _seed(self, ctx:Context) -> list:
+    picks, pool = self._model_pass(ctx)
+    if self.k == 0: return picks
+    hand = hand_coded(ctx.base)
+    seeds = ([(hand, k)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:self.seed_picks]
+    keys = {k.ast.key for _, k in seeds}
+    for o, k in pool:
+      if len(seeds) >= self.seed_picks + 1: break
+      if k.ast.key not in keys: keys.add(k.ast.key); seeds.append((o, k))
+    return seeds
 
   def run(self, ctx:Context):
     """Search until the budget runs out or the beam stops improving. Run again with a larger budget (tune-model's scheduler does),
@@ -71,28 +87,25 @@ class Beam:
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
-      picks = self._model_pass(ctx) if self.k == 0 or self.seed_picks else []
+      batch = self._seed(ctx)
       if self.k == 0:
-        ctx.final_picks = [o for o, _ in picks] + ctx.final_picks
+        ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st["stopped"] = True
         return
-      st.update(beam=[((), ctx.base)], best=math.inf, stale=0, depth=0, ranked=None, stopped=False, picks=picks[:self.seed_picks])
-      st["seen"] = {ctx.base.ast.key}
+      st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {k.ast.key for _, k in batch}, best=math.inf,
+                stale=0, rounds=0, stopped=False)
     try:
-      if st["picks"]:
-        timed = sorted(zip(ctx.measurer.measure([o for o, _ in st["picks"]]), range(len(st["picks"]))))
-        st["beam"] = [st["picks"][i] for t, i in timed if t < math.inf][:self.width] or st["beam"]
-        st["best"], st["picks"] = timed[0][0], []
-        st["seen"] |= {k.ast.key for _, k in st["beam"]}
       while not st["stopped"]:
-        if st["depth"] >= self.max_depth: st["stopped"] = True; break
-        if st["ranked"] is None: st["ranked"] = self._expand(ctx, st["beam"], st["seen"])[0]
-        if not (ranked := st["ranked"]): st["stopped"] = True; break
-        top = ranked[:self.k]
-        timed = sorted(zip(ctx.measurer.measure([o for o, _ in top]), range(len(top))))   # BudgetExhausted: this round again next run
-        beam = [top[i] for t, i in timed if t < math.inf][:self.width]
-        st["beam"], st["ranked"], st["depth"] = beam + ranked[self.k:][:max(0, self.width - len(beam))], None, st["depth"] + 1
-        if timed[0][0] < st["best"]: st["best"], st["stale"] = timed[0][0], 0
+        if st["batch"] is None:
+          if st["rounds"] >= self.max_depth: st["stopped"] = True; break
+          beam = [c for c in st["measured"] if c[0] not in st["expanded"]][:self.width]
+          st["expanded"].update(o for o, _ in beam)
+          st["batch"] = self._expand(ctx, beam, st["seen"])[0][:self.k]
+          if not st["batch"]: st["stopped"] = True; break
+        times = ctx.measurer.measure([o for o, _ in st["batch"]])   # BudgetExhausted: this batch again next run
+        st["measured"] = sorted(st["measured"] + [c for c, t in zip(st["batch"], times) if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
+        st["batch"], st["rounds"] = None, st["rounds"] + 1
+        if min(times) < st["best"]: st["best"], st["stale"] = min(times), 0
         elif st["stale"] >= self.patience: st["stopped"] = True
         else: st["stale"] += 1
     except BudgetExhausted: return
@@ -111,12 +124,15 @@ class _Node:
 @dataclass
 class MCTS:
   """UCT/PUCT with progressive widening: a node may have ceil(pw_c * n^pw_alpha) expanded children, taken in order of the
-  model's prior; each simulation measures the one node it expands; the value of a subtree is best_time_overall / its best time."""
+  model's prior; each simulation measures the one node it expands; the value of a subtree is best_time_overall / its best time.
+  `batch` simulations are selected at once (a visit counts when selected: a virtual loss that spreads them) and their nodes
+  measured together, so that they compile in parallel: one compile latency per batch, not per simulation."""
   c_puct: float = 1.5
   pw_c: float = 1.0
   pw_alpha: float = 0.5
   temperature: float = 1.0
   max_depth: int = 10
+  batch: int = 6
   name: str = "mcts"
   def _expand_list(self, ctx:Context, node:_Node, depth:int):
     kids = children(node.sched, ctx.actions) if depth < self.max_depth else []
@@ -127,32 +143,48 @@ class MCTS:
     else: p = np.array([ctx.rng.random() for _ in kids])
     p = p / p.sum()
     node.pending = sorted([(float(pi), node.opts + (a,), k) for pi, (a, k) in zip(p, kids)], key=lambda x: -x[0])
+
+  def _select(self, ctx:Context, root:_Node) -> list[_Node]|None:
+    """One simulation's path down to the child it adds (not measured yet), or None if it ends on a node with nothing left."""
+    node, path, depth = root, [root], 0
+    while True:
+      if node.pending is None: self._expand_list(ctx, node, depth)
+      if node.pending and len(node.kids) < math.ceil(self.pw_c * max(node.n, 1) ** self.pw_alpha):
+        prior, opts, sched = node.pending.pop(0)
+        node.kids.append(child := _Node(opts, sched, prior))
+        path.append(child)
+        break
+      if not node.kids: path = None; break
+      best = min(ctx.measurer.best, min(c.best for c in node.kids))
+      node = max(node.kids, key=lambda c: (best / c.best if c.best < math.inf else 0.0)
+                                         + self.c_puct * c.prior * math.sqrt(node.n + 1) / (1 + c.n))
+      path.append(node); depth += 1
+    for nd in (path or []): nd.n += 1
+    return path
+
+  def _backup(self, ctx:Context, paths:list[list[_Node]]):
+    """Measured leaves update their path; a leaf the budget cut off goes back to its parent's pending list, visits undone."""
+    for path in reversed(paths):
+      leaf, parent = path[-1], path[-2]
+      if (t := ctx.measurer.times.get(leaf.opts)) is None:
+        parent.kids.remove(leaf)
+        parent.pending.insert(0, (leaf.prior, leaf.opts, leaf.sched))
+        for nd in path: nd.n -= 1
+        continue
+      leaf.time = leaf.best = t
+      for nd in path: nd.best = min(nd.best, t)
+
   def run(self, ctx:Context):
-    """Simulate until the budget runs out or 32 in a row find nothing new; run again with a larger budget, it goes on with the
-    same tree."""
+    """Simulate until the budget runs out or 32 batches in a row find nothing new; run again with a larger budget, it goes on
+    with the same tree."""
     root, stalls = ctx.state.setdefault("root", _Node((), ctx.base)), 0
     try:
       while ctx.measurer.has_budget() and stalls < 32:
-        node, path, depth, grew = root, [root], 0, False
-        while True:
-          if node.pending is None: self._expand_list(ctx, node, depth)
-          if node.pending and len(node.kids) < math.ceil(self.pw_c * max(node.n, 1) ** self.pw_alpha):
-            prior, opts, sched = node.pending[0]
-            t = ctx.measurer.measure([opts])[0]   # before the pop: a child the budget cut off stays pending
-            node.pending.pop(0)
-            child = _Node(opts, sched, prior)
-            child.time = child.best = t
-            node.kids.append(child); path.append(child); grew = True
-            break
-          if not node.kids: break   # nothing left below this node
-          best = min(ctx.measurer.best, min(c.best for c in node.kids))
-          node = max(node.kids, key=lambda c: (best / c.best if c.best < math.inf else 0.0)
-                                             + self.c_puct * c.prior * math.sqrt(node.n + 1) / (1 + c.n))
-          path.append(node); depth += 1
-        stalls = 0 if grew else stalls + 1
-        for nd in path:
-          nd.n += 1
-          nd.best = min(nd.best, path[-1].best)
+        paths = [p for _ in range(self.batch) if (p := self._select(ctx, root)) is not None]
+        stalls = 0 if paths else stalls + 1
+        if not paths: continue
+        try: ctx.measurer.measure([p[-1].opts for p in paths])
+        finally: self._backup(ctx, paths)
       ctx.state["stopped"] = stalls >= 32
     except BudgetExhausted: return
 
