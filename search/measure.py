@@ -2,7 +2,7 @@
 protocol, and verify a winner against the unoptimized kernel. It counts what it compiles and times, and enforces the budget."""
 from __future__ import annotations
 import atexit, math, time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Callable
@@ -53,13 +53,13 @@ class Measurer:
     self.compiled = self.timed = self.failed = 0
     self.compile_s = self.time_s = 0.0                  # wall seconds in compile calls and in timing (where a search spends)
     self.times: dict[tuple[Opt, ...], float] = {}       # every timed candidate (inf: failed)
+    self.errors: dict[tuple[Opt, ...], str] = {}        # why a candidate failed to compile
     self.progs: dict[tuple[Opt, ...], UOp] = {}
     self.libs: dict[str, tuple[Opt, ...]] = {}          # same binary, same time: measured once
     self.trajectory: list[tuple[int, float, float]] = []  # (timed, seconds, best time so far)
     self.best = math.inf
-    ref = self._compile([()])[0]
-    if ref.prg is None: raise RuntimeError(f"the unoptimized kernel does not compile: {ref.error}")
-    self.bench.set_reference(ref.prg)
+    self._ahead: dict[tuple[Opt, ...], Future] = {}   # compiles started by prefetch(), collected by measure()
+    self.prefetch([()])   # the unoptimized reference: only a correctness check needs it, so it compiles in the background
 
   @property
   def elapsed(self) -> float: return time.perf_counter() - self.start
@@ -68,10 +68,27 @@ class Measurer:
     n = self.budget.measurements
     return self.budget.left(self.timed, self.elapsed) and (n is None or self.compiled < 3*n + 8)
 
+  def prefetch(self, opts_list:list[tuple[Opt, ...]]):
+    """Start compiling these candidates in the pool now; a later measure() or verify() collects them. tune-model starts every
+    kernel's first batch at once, so the pool stays full while the GPU times what is ready. Counted as compiled now."""
+    if self.pool is None: return
+    for o in dict.fromkeys(opts_list):
+      if o not in self.times and o not in self._ahead:
+        self._ahead[o] = self.pool.submit(run_kernel_task, (self.blob, Task(self.kernel.key, "fixed", o)))
+        self.compiled += 1
+
+  def _collect(self, o:tuple[Opt, ...]) -> Compiled:
+    f = self._ahead.pop(o)
+    try: return f.result()
+    except Exception as e:   # BrokenProcessPool: a compiler crashed a worker; the next compile gets a fresh pool
+      if isinstance(e, BrokenProcessPool): _POOLS.pop((self.device, self.workers), None); self.pool = shared_pool(self.device, self.workers)
+      return Compiled(Task(self.kernel.key, "fixed", o), o, "compile_error", error=f"compile worker failed: {type(e).__name__}")
+
   def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
-    tasks = [Task(self.kernel.key, "fixed", o) for o in opts_list]
-    self.compiled += len(tasks)
     st = time.perf_counter()
+    done = {o: self._collect(o) for o in opts_list if o in self._ahead}
+    tasks = [Task(self.kernel.key, "fixed", o) for o in opts_list if o not in done]
+    self.compiled += len(tasks)
     if self.pool is not None and len(tasks) > 1:
       try: out = list(self.pool.map(run_kernel_task, [(self.blob, t) for t in tasks]))
       except BrokenProcessPool:   # a compiler crashed a worker: these candidates failed; the next call gets a fresh pool
@@ -79,9 +96,11 @@ class Measurer:
         self.pool = shared_pool(self.device, self.workers)
         out = [Compiled(t, t.parent, "compile_error", error="a compile worker died") for t in tasks]
     else: out = [run_kernel_task((self.blob, t)) for t in tasks]   # with its blob: another kernel's Measurer may have configured since
+    done.update((c.task.parent, c) for c in out)
     self.compile_s += time.perf_counter() - st
-    self.failed += sum(c.prg is None or c.status != "ok" for c in out)
-    return out
+    res = [done[o] for o in opts_list]
+    self.failed += sum(c.prg is None or c.status != "ok" for c in res)
+    return res
 
   def measure(self, opts_list:list[tuple[Opt, ...]]) -> list[float]:
     """Runtimes in seconds (inf for a config that fails), measuring only what is new and only while the budget lasts:
@@ -91,7 +110,7 @@ class Measurer:
     if self.budget.measurements is not None: new = new[:max(0, self.budget.measurements - self.timed)]
     for c in self._compile(new):
       o = c.task.parent
-      if c.prg is None or c.status != "ok": self.times[o] = math.inf; continue
+      if c.prg is None or c.status != "ok": self.times[o], self.errors[o] = math.inf, c.error or c.status; continue
       if c.lib_hash in self.libs: self.times[o] = self.times[self.libs[c.lib_hash]]; continue
       self.libs[c.lib_hash] = o
       st = time.perf_counter()
@@ -108,6 +127,10 @@ class Measurer:
 
   def verify(self, opts:tuple[Opt, ...]) -> str|None:
     """None if `opts` computes what the unoptimized kernel computes on random inputs; else what differs."""
+    if self.bench.ref is None:
+      ref = self._compile([()])[0]
+      if ref.prg is None: return f"the unoptimized kernel, the reference, does not compile: {ref.error}"
+      self.bench.set_reference(ref.prg)
     if opts not in self.progs: self.measure([opts]) if self.has_budget() else self._verify_compile(opts)
     if (prg := self.progs.get(opts)) is None: return "does not compile"
     return self.bench.check(prg)
@@ -118,4 +141,7 @@ class Measurer:
 
   def program(self, opts:tuple[Opt, ...]) -> UOp|None: return self.progs.get(opts)
 
-  def close(self): self.bench.release()   # the compile pool is shared: it lives until the process ends
+  def close(self):
+    for f in self._ahead.values(): f.cancel()   # what nobody will collect: its compile is dropped if it has not started
+    self._ahead.clear()
+    self.bench.release()   # the compile pool is shared: it lives until the process ends

@@ -44,7 +44,7 @@ class Beam:
   runs out. k=0 is pure-model mode: the top pick of every depth, deepest first, is left to the final verification."""
   width: int = 4
   k: int = 6
-  seed_picks: int = 10
+  seed_picks: int = 8
   max_depth: int = 12
   patience: int = 0
   name: str = "beam"
@@ -81,19 +81,24 @@ class Beam:
       if k.ast.key not in keys: keys.add(k.ast.key); seeds.append((o, k))
     return seeds
 
-  def run(self, ctx:Context):
-    """Search until the budget runs out or the beam stops improving. Run again with a larger budget (tune-model's scheduler does),
-    it goes on from the round it stopped in: nothing is expanded or measured twice."""
+  def prepare(self, ctx:Context) -> list[tuple[Opt, ...]]:
+    """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
       batch = self._seed(ctx)
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
-        st["stopped"] = True
-        return
-      st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {k.ast.key for _, k in batch}, best=math.inf,
-                stale=0, rounds=0, stopped=False)
+        st.update(stopped=True, batch=batch)
+      else: st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {k.ast.key for _, k in batch},
+                      best=math.inf, stale=0, rounds=0, stopped=False)
+    return [o for o, _ in st["batch"] or []]
+
+  def run(self, ctx:Context):
+    """Search until the budget runs out or the beam stops improving. Run again with a larger budget (tune-model's scheduler does),
+    it goes on from the round it stopped in: nothing is expanded or measured twice."""
+    st = ctx.state
+    self.prepare(ctx)
     try:
       while not st["stopped"]:
         if st["batch"] is None:
@@ -270,9 +275,10 @@ def finish(ctx:Context, strategy:str, search_s:float) -> Outcome:
   hand = hand_coded(ctx.base)
   m.budget.measurements = m.budget.seconds = None   # final verification is not search
   m.measure(list(dict.fromkeys([hand, *ctx.final_picks])))
+  err = None
   for opts in sorted((o for o, t in m.times.items() if t < math.inf), key=lambda o: m.times[o]):
     if (err := m.verify(opts)) is None:
       return Outcome(strategy, opts, m.times[opts], hand, m.times[hand], True, None, m.compiled, m.timed, search_s, m.trajectory)
     m.times[opts] = math.inf   # wrong: never the answer
-  return Outcome(strategy, (), math.inf, hand, m.times.get(hand, math.inf), False, "no measured config passed the check",
+  return Outcome(strategy, (), math.inf, hand, m.times.get(hand, math.inf), False, f"no measured config passed the check (last: {err})",
                  m.compiled, m.timed, search_s, m.trajectory)

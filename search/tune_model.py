@@ -8,8 +8,9 @@ The model runs through tinygrad's ONNX runner; its kernels are those of one forw
 
 Budget (Ansor's task scheduler, greedy form: schedule()): kernel i runs n_i times per forward pass and takes t_i, first with
 tinygrad's hand-coded opts, then with the best config its search has found. Every kernel's default is measured; then, round after
-round, the kernel with the largest n_i * t_i gets more search: MIN_PER_KERNEL timed candidates the first time, its budget doubled
-after, its search going on from where it stopped (search.strategies keeps the state in the context). A kernel that got fast falls back
+round, the kernel with the largest n_i * t_i gets more search: the first time, the batch its search compiled ahead (every kernel's
+at once, so the compile pool stays full), its budget doubled after, its search going on from where it stopped (search.strategies
+keeps the state in the context). A kernel that got fast falls back
 in the queue; a kernel too small to matter is never searched and keeps the default. It ends when --budget timed candidates are
 spent (default PER_KERNEL_DEFAULT per distinct kernel), --time-budget seconds pass, or every search has stopped on its own.
 Measuring the defaults and the final correctness checks come on top of the budget. A static split by the default's shares (the
@@ -47,8 +48,8 @@ from search.cli import load_model, tune_kernel
 from search.strategies import STRATEGIES, Context as SearchContext, finish
 from search.measure import Budget, Measurer
 
-MIN_PER_KERNEL = 3       # timed candidates of a kernel's first round of search
-PER_KERNEL_DEFAULT = 8   # --budget default: this many per distinct kernel
+MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
+PER_KERNEL_DEFAULT = 14   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes to the costliest)
 LEARNED = ("beam", "mcts", "pure-model")
 
 class ModelError(RuntimeError): pass
@@ -182,20 +183,22 @@ def check(got:list[np.ndarray], ref:list[np.ndarray]) -> tuple[str|None, float]:
 # *** tuning ***
 
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
-             seconds:float|None=None, first:int=MIN_PER_KERNEL) -> list[int]:
+             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL) -> list[int]:
   """Ansor's task scheduler in its greedy form: give the kernel with the largest current share of the model's time (its best
-  time so far x its runs per pass) another round of search, `first` timed candidates the first time and its budget doubled after,
-  until `total` timed candidates are spent, `seconds` pass, or every kernel's search has stopped on its own. A kernel that gets
-  faster falls back in the queue, and one that never mattered is never searched (it keeps the default).
+  time so far x its runs per pass) another round of search, `first` timed candidates the first time (one number, or one per
+  kernel: the batch its search has compiled ahead) and its budget doubled after, until `total` timed candidates are spent,
+  `seconds` pass, or every kernel's search has stopped on its own. A kernel that gets faster falls back in the queue, and one that
+  never mattered is never searched (it keeps the default).
   search(i, budget) searches kernel i on to `budget` timed candidates in all and returns (timed so far, best time, stopped).
   Returns the budget each kernel was given."""
   n, st = len(runs), time.perf_counter()
+  firsts = first if isinstance(first, list) else [first]*n
   alloc, used, cur = [0]*n, [0]*n, [r*t for r, t in zip(runs, times)]
   stopped = [not (t < math.inf) for t in times]
   while (total is None or sum(used) < total) and (seconds is None or time.perf_counter() - st < seconds):
     if not (cand := [i for i in range(n) if not stopped[i]]): break
     i = max(cand, key=lambda i: cur[i])
-    step = first if alloc[i] == 0 else alloc[i]
+    step = max(1, firsts[i]) if alloc[i] == 0 else alloc[i]
     alloc[i] += step if total is None else min(step, total - sum(used))
     used[i], best, stopped[i] = search(i, alloc[i])
     cur[i] = runs[i]*min(times[i], best)
@@ -205,24 +208,43 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
                  time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable) -> list[dict]:
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
-  (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest."""
+  (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
+
+  Setup compiles ahead, for every kernel at once: its default and the first batch its search will measure (Beam.prepare), so the
+  compile pool stays full instead of waiting on one kernel's batch at a time (as BEAM does). Its seconds are shared out evenly
+  over the kernels set up; each kernel's tune_s adds its own search rounds and final check, so the sum is the tuning's wall time."""
   ren = renderer_for(device)
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
            "search_s": 0.0, "tune_s": None, "status": None} for i, k in enumerate(kernels)]
+  strat = STRATEGIES[strategy]()
   ctxs: dict[int, SearchContext] = {}
+  hands: dict[int, tuple] = {}
+  first: dict[int, int] = {}
+  st = time.perf_counter()
   for i, (r, k) in enumerate(zip(rows, kernels)):
     if (hit := cache.get(k.key, device)) is not None and not retune:
       r.update(status="cached", default_us=hit.get("hand_coded_us"), hand_coded_us=hit.get("hand_coded_us"), tuned_us=hit.get("time_us"),
                tune_s=hit.get("tune_s"), timed=hit.get("timed", 0), compiled=hit.get("compiled", 0))
       if r["default_us"] is not None: continue
-    st = time.perf_counter()   # not cached, or cached without its default time (the search CLI's entries): measure it
-    try:
+    try:   # not cached, or cached without its default time (the search CLI's entries): measure it
       m = Measurer(k, device, Budget(), workers=workers)
       ctxs[i] = SearchContext(scheduler(k.ast, ren), m, scorer, random.Random(seed))
-      r["default_us"] = m.measure([hand_coded(ctxs[i].base)])[0]*1e6
-    except Exception as e: r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
-    r["tune_s"] = time.perf_counter() - st
+      hands[i] = hand_coded(ctxs[i].base)
+    except Exception as e:
+      r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
+      if i in ctxs: ctxs.pop(i).measurer.close()
+      continue
+    try: ahead = strat.prepare(ctxs[i]) if hasattr(strat, "prepare") and r["status"] is None else []
+    except Exception as e: ahead, r["status"] = [], f"failed: search setup ({one_line(e, 300)})"
+    first[i] = len(set(ahead) - {hands[i]}) or MIN_PER_KERNEL
+    m.prefetch([hands[i]] + ahead)
+  for i in list(ctxs):
+    try:
+      rows[i]["default_us"] = ctxs[i].measurer.measure([hands[i]])[0]*1e6
+      if rows[i]["default_us"] == math.inf: raise RuntimeError(ctxs[i].measurer.errors.get(hands[i], "it does not run"))
+    except Exception as e: rows[i]["status"] = f"failed: default not measurable ({one_line(e, 300)})"
+  for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
   weights = [r["default_us"]*r["occurrences"] if r["default_us"] not in (None, math.inf) else 0.0 for r in rows]
   for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
   todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
@@ -237,11 +259,11 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     if not c.state.get("stopped") and r["status"] is None:
       st = time.perf_counter()
       m.budget.measurements = base[i] + b
-      try: STRATEGIES[strategy]().run(c)
+      try: strat.run(c)
       except Exception as e: r["status"] = f"failed: {one_line(e, 300)}"; log(f"  {k_name(i)}: search failed, keeps the default: {one_line(e, 300)}")
       r["search_s"] += time.perf_counter() - st
     return m.timed - base[i], m.best*1e6, bool(c.state.get("stopped")) or r["status"] is not None
-  alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget)
+  alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget, [first[i] for i in todo])
   for j, i in enumerate(todo):
     r, k, c = rows[i], kernels[i], ctxs[i]
     m, r["budget"] = c.measurer, alloc[j]
@@ -249,7 +271,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       r.update(status=r["status"] or "default", hand_coded_us=r["default_us"], tuned_us=r["default_us"], timed=m.timed - base[i],
                compiled=m.compiled, tune_s=r["tune_s"] + r["search_s"])
       if r["status"] == "default":
-        cache.put(k.key, device, opts_to_json(hand_coded(c.base)), time_us=r["default_us"], hand_coded_us=r["default_us"], name=k.name,
+        cache.put(k.key, device, opts_to_json(hands[i]), time_us=r["default_us"], hand_coded_us=r["default_us"], name=k.name,
                   strategy="default", model=None, tune_s=r["tune_s"])
       m.close(); continue
     st = time.perf_counter()
