@@ -11,7 +11,7 @@ from dataset.corpus import parse_variant
 from dataset.device import default_device, device_info
 from dataset.kernel import Kernel, kernel_asts, opts_to_json, opts_from_json, scheduler
 from dataset.sampler import hand_coded
-from search.measure import Budget, Measurer
+from search.measure import Budget, Measurer, shared_pool
 from search.cli import load_model, tune_kernel
 
 SUITE = {  # name: (kerntune variant, torch builder args)
@@ -64,6 +64,13 @@ def torch_us(spec:str, reps:int=50) -> float|None:
     ts.append(s.elapsed_time(e) * 1e3)
   return sorted(ts)[len(ts)//2]
 
+def warm_pools(device:str, workers:int):
+  """Both compile pools started before anything is timed: tinygrad's BEAM keeps its pool for the process, as search keeps its
+  own, so the searches are compared in steady state, not by who pays the process start-up (a few seconds, once)."""
+  from tinygrad.engine.worker import get_worker_pool
+  if (p := get_worker_pool()) is not None: p.map(abs, range(64))
+  if workers > 1: list(shared_pool(device, workers).map(abs, range(4*workers)))
+
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser("bench_search")
   ap.add_argument("--print-keys", metavar="DEVICE", help="print the suite's kernel AST keys on DEVICE (for train-cost-model --exclude-keys) and exit")
@@ -102,6 +109,7 @@ def main(argv=None) -> int:
   res = {"device": f"{dev_name} ({arch})", "date": time.strftime("%Y-%m-%d"), "model": model_path, "budget": a.budget,
          "command": "python scripts/bench_search.py " + " ".join(sys.argv[1:] if argv is None else argv), "ops": {}}
   out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+  warm_pools(device, a.workers)
   for op in a.ops.split(","):
     v = parse_variant(SUITE[op])
     kernels = [Kernel(ast.key.hex(), ast, f"{v.name}#{i}", v.family, v.workload) for i, ast in enumerate(kernel_asts(*v.build(device)))]

@@ -22,6 +22,7 @@ def shared_pool(device:str, workers:int) -> ProcessPoolExecutor:
   costs seconds, which a search of a few seconds must not pay for every kernel."""
   if (p := _POOLS.get((device, workers))) is None:
     p = _POOLS[(device, workers)] = make_pool(workers, renderer_for(device), [], COMPILE_TIMEOUT_S)
+    for _ in range(workers): p.submit(int)   # spawn every worker now: they start while the caller scores its first candidates
   return p
 
 @atexit.register

@@ -32,6 +32,17 @@ class Context:
 
 def _argsort_desc(x:np.ndarray) -> np.ndarray: return np.argsort(-np.asarray(x), kind="stable")
 
+def _round_robin(ranked:list, parents:list[tuple[Opt, ...]], k:int) -> list:
+  """k children, each parent's best-scored in turn, fastest parent first: scores are most reliable among siblings, and the
+  measured order of the parents is not the model's to overrule."""
+  by_parent: dict[tuple[Opt, ...], list] = {p: [] for p in parents}
+  for c in ranked: by_parent.setdefault(c[0][:-1], []).append(c)
+  out, queues = [], [by_parent[p] for p in parents]
+  while len(out) < k and any(queues):
+    for q in queues:
+      if q and len(out) < k: out.append(q.pop(0))
+  return out
+
 @dataclass
 class Beam:
   """Model-guided beam, in few rounds of many candidates: on the GPU a round costs one compile latency (the candidates compile in
@@ -40,7 +51,7 @@ class Beam:
   Round 0 (seed): a model-only descent (the best `width` children per depth, while the best score improves) proposes candidates;
   tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
   are timed together. Later rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored,
-  and the top `k` timed. Stops after `patience`+1 rounds in a row without a faster time, at max_depth rounds, or when the budget
+  and `k` timed: each parent's best-scored child in turn, fastest parent first. Stops after `patience`+1 rounds in a row without a faster time, at max_depth rounds, or when the budget
   runs out. k=0 is pure-model mode: the top pick of every depth, deepest first, is left to the final verification."""
   width: int = 4
   k: int = 6
@@ -67,6 +78,7 @@ class Beam:
       if not ranked or scores[0] <= best: break
       best, beam = float(scores[0]), ranked[:self.width]
       picks.insert(0, ranked[0])
+      ctx.measurer.prefetch([ranked[0][0]])   # every depth's top pick is timed: it compiles while the descent goes on
       pool += zip(scores.tolist(), ranked)
     return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
 
@@ -105,7 +117,7 @@ class Beam:
           if st["rounds"] >= self.max_depth: st["stopped"] = True; break
           beam = [c for c in st["measured"] if c[0] not in st["expanded"]][:self.width]
           st["expanded"].update(o for o, _ in beam)
-          st["batch"] = self._expand(ctx, beam, st["seen"])[0][:self.k]
+          st["batch"] = _round_robin(self._expand(ctx, beam, st["seen"])[0], [o for o, _ in beam], self.k)
           if not st["batch"]: st["stopped"] = True; break
         times = ctx.measurer.measure([o for o, _ in st["batch"]])   # BudgetExhausted: this batch again next run
         st["measured"] = sorted(st["measured"] + [c for c, t in zip(st["batch"], times) if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
