@@ -100,6 +100,11 @@ def run_kernel_task(args:tuple[bytes, Task]) -> Compiled:
   _W["blobs"].setdefault(task.key, blob)
   return run_task(task)
 
+def worker_base(blob:bytes, key:str) -> Scheduler:
+  """The unoptimized Scheduler of a kernel, in a compile worker (search's seed batches are computed there too)."""
+  _W["blobs"].setdefault(key, blob)
+  return _base(key)
+
 def make_pool(workers:int, ren:Renderer, kernels:list[dict], timeout_s:int=10) -> ProcessPoolExecutor:
   """A spawned pool (forking a process that holds a device context is unsafe) that knows every kernel's AST up front."""
   blobs = {k["key"]: k["ast"] for k in kernels}

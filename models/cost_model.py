@@ -53,8 +53,8 @@ def default_model_path(device:str, arch:str|None=None) -> Path:
 def file_sha256(path:Path) -> str: return hashlib.sha256(path.read_bytes()).hexdigest()
 
 class CostModel:
-  def __init__(self, ranker:Ranker, meta:dict):
-    self.ranker, self.meta = ranker, meta
+  def __init__(self, ranker:Ranker, meta:dict, path:Path|None=None):
+    self.ranker, self.meta, self.path = ranker, meta, path
   @property
   def props(self) -> dict: return self.meta["device_props"]
 
@@ -74,8 +74,9 @@ class CostModel:
     if ok: out[ok] = self.score_schedulers([ks[i] for i in ok], props)
     return out
   def scorer(self, props:dict|None=None) -> Callable[[list[Scheduler]], np.ndarray]:
-    """What search calls: Schedulers in, scores out (higher = predicted faster)."""
-    return lambda ks: self.score_schedulers(list(ks), props)
+    """What search calls: Schedulers in, scores out (higher = predicted faster). It pickles as the model's path, so a compile
+    worker can score too (it loads the model once per process)."""
+    return Scorer(self, props)
 
   # *** persistence ***
   def save(self, path:str|Path):
@@ -114,4 +115,16 @@ class CostModel:
     except Exception as e: raise CostModelError(f"{path} is corrupt: LightGBM cannot read it ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
     if ranker.booster.num_feature() != len(FEATURES):
       raise CostModelError(f"{path} expects {ranker.booster.num_feature()} features, the schema has {len(FEATURES)}")
-    return cls(ranker, meta)
+    return cls(ranker, meta, path)
+
+_LOADED: dict[str, CostModel] = {}
+class Scorer:
+  """A cost model with the device properties it scores for: Schedulers in, scores out. Pickles as the model file's path."""
+  def __init__(self, model:CostModel, props:dict|None): self.model, self.props = model, props
+  def __call__(self, ks) -> np.ndarray: return self.model.score_schedulers(list(ks), self.props)
+  def __getstate__(self) -> dict:
+    if self.model.path is None: raise TypeError("a cost model that was not loaded from a file cannot be sent to another process")
+    return {"path": str(self.model.path), "props": self.props}
+  def __setstate__(self, st:dict):
+    if st["path"] not in _LOADED: _LOADED[st["path"]] = CostModel.load(st["path"])
+    self.model, self.props = _LOADED[st["path"]], st["props"]

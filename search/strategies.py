@@ -15,6 +15,7 @@ import numpy as np
 from tinygrad.codegen.opt import Opt
 from tinygrad.codegen.opt.postrange import Scheduler
 from dataset.sampler import ACTIONS, hand_coded, random_walk, replay
+from dataset.compile import worker_base
 from search.measure import BudgetExhausted, Measurer
 from search.space import children
 
@@ -23,7 +24,7 @@ Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; 
 @dataclass
 class Context:
   base: Scheduler
-  measurer: Measurer
+  measurer: Measurer|None          # None: scoring only (a compile worker computing a seed batch)
   score: Scorer|None = None
   rng: random.Random = field(default_factory=lambda: random.Random(0))
   actions: list[Opt] = field(default_factory=lambda: ACTIONS)
@@ -78,7 +79,7 @@ class Beam:
       if not ranked or scores[0] <= best: break
       best, beam = float(scores[0]), ranked[:self.width]
       picks.insert(0, ranked[0])
-      ctx.measurer.prefetch([ranked[0][0]])   # every depth's top pick is timed: it compiles while the descent goes on
+      if ctx.measurer is not None: ctx.measurer.prefetch([ranked[0][0]])   # every depth's top pick is timed: it compiles meanwhile
       pool += zip(scores.tolist(), ranked)
     return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
 
@@ -93,12 +94,14 @@ class Beam:
       if k.ast.key not in keys: keys.add(k.ast.key); seeds.append((o, k))
     return seeds
 
-  def prepare(self, ctx:Context) -> list[tuple[Opt, ...]]:
-    """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead."""
+  def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None) -> list[tuple[Opt, ...]]:
+    """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
+    `batch`: that batch as seed_batch() computed it elsewhere (tune-model computes every kernel's in the compile pool)."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
-      batch = self._seed(ctx)
+      if batch is None: batch = self._seed(ctx)
+      else: batch = [(o, k) for o in batch if (k := replay(ctx.base, o)) is not None]
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)
@@ -126,6 +129,12 @@ class Beam:
         elif st["stale"] >= self.patience: st["stopped"] = True
         else: st["stale"] += 1
     except BudgetExhausted: return
+
+def seed_batch(args:tuple[bytes, str, Scorer, dict]) -> list[tuple[Opt, ...]]:
+  """Beam(**params)'s first batch for a kernel (AST blob, key), computed in a compile worker: the model descent costs seconds of
+  CPU per kernel, and tune-model has dozens of kernels to start at once."""
+  blob, key, score, params = args
+  return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score))]
 
 @dataclass
 class _Node:

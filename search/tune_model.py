@@ -30,7 +30,7 @@ deployed tinygrad model would run), after the JIT's two warm-up calls, with the 
 gets the cached opts at capture time, through search.cache's TinyJit hook. Outputs are checked against PyTorch when a module is given, else against tinygrad's default run, with the dataset's
 dtype tolerance (dataset.timing.compare)."""
 from __future__ import annotations
-import argparse, contextlib, json, math, random, statistics, sys, tempfile, time
+import argparse, contextlib, dataclasses, json, math, random, statistics, sys, tempfile, time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
@@ -45,11 +45,11 @@ from dataset.sampler import hand_coded
 from dataset.timing import compare
 from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned, stats as cache_stats
 from search.cli import load_model, tune_kernel
-from search.strategies import STRATEGIES, Context as SearchContext, finish
+from search.strategies import STRATEGIES, Beam, Context as SearchContext, finish, seed_batch
 from search.measure import Budget, Measurer
 
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
-PER_KERNEL_DEFAULT = 14   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes to the costliest)
+PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes to the costliest)
 LEARNED = ("beam", "mcts", "pure-model")
 
 class ModelError(RuntimeError): pass
@@ -231,14 +231,22 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       m = Measurer(k, device, Budget(), workers=workers)
       ctxs[i] = SearchContext(scheduler(k.ast, ren), m, scorer, random.Random(seed))
       hands[i] = hand_coded(ctxs[i].base)
+      m.prefetch([hands[i]])
     except Exception as e:
       r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
       if i in ctxs: ctxs.pop(i).measurer.close()
-      continue
-    try: ahead = strat.prepare(ctxs[i]) if hasattr(strat, "prepare") and r["status"] is None else []
-    except Exception as e: ahead, r["status"] = [], f"failed: search setup ({one_line(e, 300)})"
+  # the beam's first batches, computed in the compile pool (a model descent is seconds of CPU per kernel), then compiled there too
+  searchable = [i for i in ctxs if rows[i]["status"] is None and hasattr(strat, "prepare")]
+  pool = next((c.measurer.pool for c in ctxs.values() if c.measurer.pool is not None), None)
+  params = {f.name: getattr(strat, f.name) for f in dataclasses.fields(strat)} if isinstance(strat, Beam) else None
+  seeds = {i: pool.submit(seed_batch, (ctxs[i].measurer.blob, kernels[i].key, scorer, params)) for i in searchable} if pool and params else {}
+  for i in searchable:
+    try: batch = seeds[i].result() if i in seeds else None
+    except Exception as e: batch = None; log(f"  {kernels[i].name}: first batch computed here ({one_line(e, 200)})")
+    try: ahead = strat.prepare(ctxs[i], batch)
+    except Exception as e: ahead, rows[i]["status"] = [], f"failed: search setup ({one_line(e, 300)})"
     first[i] = len(set(ahead) - {hands[i]}) or MIN_PER_KERNEL
-    m.prefetch([hands[i]] + ahead)
+    ctxs[i].measurer.prefetch(ahead)
   for i in list(ctxs):
     try:
       rows[i]["default_us"] = ctxs[i].measurer.measure([hands[i]])[0]*1e6
