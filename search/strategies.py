@@ -52,8 +52,9 @@ class Beam:
   Round 0 (seed): a model-only descent (the best `width` children per depth, while the best score improves) proposes candidates;
   tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
   are timed together. Later rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored,
-  and `k` timed: each parent's best-scored child in turn, fastest parent first. Stops after `patience`+1 rounds in a row without a faster time, at max_depth rounds, or when the budget
-  runs out. k=0 is pure-model mode: the top pick of every depth, deepest first, is left to the final verification."""
+  and `k` timed: each parent's best-scored child in turn, fastest parent first. Stops after `patience`+1 rounds in a row without
+  a faster time, at max_depth rounds, or when the budget runs out. k=0 is pure-model mode: the top pick of every depth, deepest
+  first, is left to the final verification."""
   width: int = 4
   k: int = 6
   seed_picks: int = 8

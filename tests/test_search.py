@@ -189,3 +189,23 @@ def test_search_cli_corrupt_model_is_one_line(tmp_path):
   r = subprocess.run([sys.executable, "-m", "search.cli", "--kernel", "gemm", "--device", "CPU", "--model", str(tmp_path / "m.txt")],
                      cwd=ROOT, capture_output=True, text=True, timeout=120)
   assert r.returncode == 2 and "corrupt" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
+  # tune-model computes every kernel's first beam batch in the compile pool (the scorer travels as its model path) and compiles it
+  # ahead; measuring it then compiles nothing again
+  import pickle
+  from models.cost_model import CostModel
+  from search.strategies import Beam, seed_batch
+  k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
+  score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
+  assert pickle.loads(pickle.dumps(score)).model.path == score.model.path
+  m = Measurer(k, "CPU", Budget(), workers=2)
+  local = [o for o, _ in Beam()._seed(Context(scheduler(k.ast, CPU), None, score))]
+  pooled = m.pool.submit(seed_batch, (m.blob, k.key, score, {"seed_picks": 8})).result()
+  assert pooled == local and len(local) == 9   # hand-coded + the model's 8
+  ctx = Context(scheduler(k.ast, CPU), m, score)
+  m.prefetch(Beam().prepare(ctx, pooled))
+  compiled = m.compiled
+  m.measure(pooled)
+  assert m.compiled == compiled and m.timed >= 1 and m.verify(min(m.times, key=m.times.get)) is None
+  m.close()
