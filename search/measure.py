@@ -81,9 +81,14 @@ class Measurer:
   def _collect(self, o:tuple[Opt, ...]) -> Compiled:
     f = self._ahead.pop(o)
     try: return f.result()
-    except Exception as e:   # BrokenProcessPool: a compiler crashed a worker; the next compile gets a fresh pool
-      if isinstance(e, BrokenProcessPool): _POOLS.pop((self.device, self.workers), None); self.pool = shared_pool(self.device, self.workers)
+    except Exception as e:
+      if isinstance(e, BrokenProcessPool): self._new_pool()
       return Compiled(Task(self.kernel.key, "fixed", o), o, "compile_error", error=f"compile worker failed: {type(e).__name__}")
+
+  def _new_pool(self):
+    """A compiler crashed a worker, which breaks the whole pool: the next compile gets a fresh one."""
+    _POOLS.pop((self.device, self.workers), None)
+    self.pool = shared_pool(self.device, self.workers)
 
   def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
     st = time.perf_counter()
@@ -92,9 +97,8 @@ class Measurer:
     self.compiled += len(tasks)
     if self.pool is not None and len(tasks) > 1:
       try: out = list(self.pool.map(run_kernel_task, [(self.blob, t) for t in tasks]))
-      except BrokenProcessPool:   # a compiler crashed a worker: these candidates failed; the next call gets a fresh pool
-        _POOLS.pop((self.device, self.workers), None)
-        self.pool = shared_pool(self.device, self.workers)
+      except BrokenProcessPool:   # these candidates failed
+        self._new_pool()
         out = [Compiled(t, t.parent, "compile_error", error="a compile worker died") for t in tasks]
     else: out = [run_kernel_task((self.blob, t)) for t in tasks]   # with its blob: another kernel's Measurer may have configured since
     done.update((c.task.parent, c) for c in out)

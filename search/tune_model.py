@@ -46,7 +46,7 @@ from dataset.timing import compare
 from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned, stats as cache_stats
 from search.cli import load_model, tune_kernel
 from search.strategies import STRATEGIES, Beam, Context as SearchContext, finish, seed_batch
-from search.measure import Budget, Measurer
+from search.measure import Budget, Measurer, shared_pool
 
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes to the costliest)
@@ -237,7 +237,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       if i in ctxs: ctxs.pop(i).measurer.close()
   # the beam's first batches, computed in the compile pool (a model descent is seconds of CPU per kernel), then compiled there too
   searchable = [i for i in ctxs if rows[i]["status"] is None and hasattr(strat, "prepare")]
-  pool = next((c.measurer.pool for c in ctxs.values() if c.measurer.pool is not None), None)
+  pool = shared_pool(device, workers) if workers > 1 else None
   params = {f.name: getattr(strat, f.name) for f in dataclasses.fields(strat)} if isinstance(strat, Beam) else None
   seeds = {i: pool.submit(seed_batch, (ctxs[i].measurer.blob, kernels[i].key, scorer, params)) for i in searchable} if pool and params else {}
   for i in searchable:
