@@ -122,6 +122,7 @@ class Scorer:
   """A cost model with the device properties it scores for: Schedulers in, scores out. Pickles as the model file's path."""
   def __init__(self, model:CostModel, props:dict|None): self.model, self.props = model, props
   def __call__(self, ks) -> np.ndarray: return self.model.score_schedulers(list(ks), self.props)
+  def portable(self) -> bool: return self.model.path is not None   # can score in another process (search's compile pool)
   def __getstate__(self) -> dict:
     if self.model.path is None: raise TypeError("a cost model that was not loaded from a file cannot be sent to another process")
     return {"path": str(self.model.path), "props": self.props}

@@ -64,12 +64,13 @@ def torch_us(spec:str, reps:int=50) -> float|None:
     ts.append(s.elapsed_time(e) * 1e3)
   return sorted(ts)[len(ts)//2]
 
-def warm_pools(device:str, workers:int):
+def warm_pools(device:str, workers:int, scorer=None):
   """Both compile pools started before anything is timed: tinygrad's BEAM keeps its pool for the process, as search keeps its
-  own, so the searches are compared in steady state, not by who pays the process start-up (a few seconds, once)."""
+  own (and its workers their copy of the cost model, which scores children there), so the searches are compared in steady state,
+  not by who pays the process start-up (a few seconds, once)."""
   from tinygrad.engine.worker import get_worker_pool
   if (p := get_worker_pool()) is not None: p.map(abs, range(64))
-  if workers > 1: list(shared_pool(device, workers).map(abs, range(4*workers)))
+  if workers > 1: list(shared_pool(device, workers).map(bool, [scorer]*(4*workers)))   # unpickling a Scorer loads its model
 
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser("bench_search")
@@ -109,7 +110,7 @@ def main(argv=None) -> int:
   res = {"device": f"{dev_name} ({arch})", "date": time.strftime("%Y-%m-%d"), "model": model_path, "budget": a.budget,
          "command": "python scripts/bench_search.py " + " ".join(sys.argv[1:] if argv is None else argv), "ops": {}}
   out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-  warm_pools(device, a.workers)
+  warm_pools(device, a.workers, scorer)
   for op in a.ops.split(","):
     v = parse_variant(SUITE[op])
     kernels = [Kernel(ast.key.hex(), ast, f"{v.name}#{i}", v.family, v.workload) for i, ast in enumerate(kernel_asts(*v.build(device)))]

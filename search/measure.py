@@ -1,11 +1,11 @@
 """Measurement for search: compile candidates (in parallel when there are workers), time them on the device with the dataset's
 protocol, and verify a winner against the unoptimized kernel. It counts what it compiles and times, and enforces the budget."""
 from __future__ import annotations
-import atexit, math, time
-from concurrent.futures import Future, ProcessPoolExecutor
+import atexit, math, statistics, time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 from tinygrad.codegen.opt import Opt
 from tinygrad.uop.ops import UOp
 from dataset.compile import Task, Compiled, configure, make_pool, run_kernel_task
@@ -16,6 +16,9 @@ from dataset.timing import Bench
 class BudgetExhausted(Exception): pass
 
 COMPILE_TIMEOUT_S = 20
+# a compile that lags this far behind the rest of its batch is not waited for (measure(cut=True)): a full UNROLL after TC takes
+# 5-10 s to compile where its siblings take 0.1-0.5 s (ResNet-50's 1x1 convs, H200), and a round would wait on it alone
+STRAGGLE, MIN_WAIT_S = 3.0, 2.0
 _POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
 def shared_pool(device:str, workers:int) -> ProcessPoolExecutor:
   """One compile pool per (device, workers) for the whole process, as tinygrad's BEAM keeps one: starting 15 spawned workers
@@ -75,14 +78,16 @@ class Measurer:
     if self.pool is None: return
     for o in dict.fromkeys(opts_list):
       if o not in self.times and o not in self._ahead:
-        self._ahead[o] = self.pool.submit(run_kernel_task, (self.blob, Task(self.kernel.key, "fixed", o)))
+        args = (self.blob, Task(self.kernel.key, "fixed", o))
+        try: self._ahead[o] = self.pool.submit(run_kernel_task, args)
+        except BrokenProcessPool: self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
         self.compiled += 1
 
   def _collect(self, o:tuple[Opt, ...]) -> Compiled:
     f = self._ahead.pop(o)
     try: return f.result()
     except Exception as e:
-      if isinstance(e, BrokenProcessPool): self._new_pool()
+      if isinstance(e, BrokenProcessPool) and getattr(self.pool, "_broken", False): self._new_pool()
       return Compiled(Task(self.kernel.key, "fixed", o), o, "compile_error", error=f"compile worker failed: {type(e).__name__}")
 
   def _new_pool(self):
@@ -90,45 +95,64 @@ class Measurer:
     _POOLS.pop((self.device, self.workers), None)
     self.pool = shared_pool(self.device, self.workers)
 
-  def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
-    st = time.perf_counter()
-    done = {o: self._collect(o) for o in opts_list if o in self._ahead}
-    tasks = [Task(self.kernel.key, "fixed", o) for o in opts_list if o not in done]
-    self.compiled += len(tasks)
-    if self.pool is not None and len(tasks) > 1:
-      try: out = list(self.pool.map(run_kernel_task, [(self.blob, t) for t in tasks]))
-      except BrokenProcessPool:   # these candidates failed
-        self._new_pool()
-        out = [Compiled(t, t.parent, "compile_error", error="a compile worker died") for t in tasks]
-    else: out = [run_kernel_task((self.blob, t)) for t in tasks]   # with its blob: another kernel's Measurer may have configured since
-    done.update((c.task.parent, c) for c in out)
-    self.compile_s += time.perf_counter() - st
-    res = [done[o] for o in opts_list]
-    self.failed += sum(c.prg is None or c.status != "ok" for c in res)
-    return res
+  def _compiled(self, opts_list:list[tuple[Opt, ...]], cut:bool=False) -> Iterator[Compiled]:
+    """The candidates compiled, in the order they finish (the caller times each one while the rest compile). cut: once half of
+    them are in, the rest get until max(MIN_WAIT_S, STRAGGLE x the time that half took, 2 x its median compile); what is still
+    compiling then is left in the pool, to be collected by a later call."""
+    if self.pool is None or (len(opts_list) == 1 and opts_list[0] not in self._ahead):
+      for o in opts_list:   # with its blob: another kernel's Measurer may have configured this process since
+        st = time.perf_counter()
+        c = run_kernel_task((self.blob, Task(self.kernel.key, "fixed", o)))
+        self.compiled, self.compile_s = self.compiled + 1, self.compile_s + time.perf_counter() - st
+        self.failed += c.prg is None or c.status != "ok"
+        yield c
+      return
+    self.prefetch(opts_list)
+    futs = {self._ahead[o]: o for o in opts_list}
+    start, pending, deadline, took = time.perf_counter(), set(futs), None, []
+    while pending:
+      st = time.perf_counter()
+      done, pending = wait(pending, None if deadline is None else max(0.0, deadline - st), FIRST_COMPLETED)
+      self.compile_s += time.perf_counter() - st
+      if not done: return   # stragglers
+      for f in done:
+        c = self._collect(futs[f])
+        self.failed += c.prg is None or c.status != "ok"
+        took.append(c.compile_s)
+        yield c
+      if cut and deadline is None and 2*(len(futs) - len(pending)) >= len(futs):
+        deadline = start + max(MIN_WAIT_S, STRAGGLE*(time.perf_counter() - start), 2*statistics.median(took))
 
-  def measure(self, opts_list:list[tuple[Opt, ...]]) -> list[float]:
+  def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
+    got = {c.task.parent: c for c in self._compiled(opts_list)}
+    return [got[o] for o in opts_list]
+
+  def measure(self, opts_list:list[tuple[Opt, ...]], cut:bool=False) -> list[float]:
     """Runtimes in seconds (inf for a config that fails), measuring only what is new and only while the budget lasts:
-    raises BudgetExhausted once it is spent, after recording what it measured."""
+    raises BudgetExhausted once it is spent, after recording what it measured. Each candidate is timed as soon as it has
+    compiled. cut: a straggling compile (see _compiled) is not waited for; its time is nan, and a later call measures it."""
     new = [o for o in dict.fromkeys(opts_list) if o not in self.times]
     if new and not self.has_budget(): raise BudgetExhausted()
+    n = len(new)
     if self.budget.measurements is not None: new = new[:max(0, self.budget.measurements - self.timed)]
-    for c in self._compile(new):
-      o = c.task.parent
-      if c.prg is None or c.status != "ok": self.times[o], self.errors[o] = math.inf, c.error or c.status; continue
-      if c.lib_hash in self.libs: self.times[o] = self.times[self.libs[c.lib_hash]]; continue
-      self.libs[c.lib_hash] = o
-      st = time.perf_counter()
-      try: ts, _ = self.bench.time(c.prg, early_stop=self.early_factor*self.best)
-      except Exception: ts = [math.inf]
-      self.time_s += time.perf_counter() - st
-      self.timed += 1
-      self.times[o], self.progs[o] = min(ts), c.prg
-      self.best = min(self.best, min(ts))
-      self.trajectory.append((self.timed, round(self.elapsed, 3), self.best))
-      if self.on_timed is not None: self.on_timed(self)
-    if any(o not in self.times for o in opts_list): raise BudgetExhausted()
-    return [self.times[o] for o in opts_list]
+    for c in self._compiled(new, cut): self._time(c)
+    if len(new) < n: raise BudgetExhausted()
+    return [self.times.get(o, math.nan) for o in opts_list]
+
+  def _time(self, c:Compiled):
+    o = c.task.parent
+    if c.prg is None or c.status != "ok": self.times[o], self.errors[o] = math.inf, c.error or c.status; return
+    if c.lib_hash in self.libs: self.times[o] = self.times[self.libs[c.lib_hash]]; return
+    self.libs[c.lib_hash] = o
+    st = time.perf_counter()
+    try: ts, _ = self.bench.time(c.prg, early_stop=self.early_factor*self.best)
+    except Exception: ts = [math.inf]
+    self.time_s += time.perf_counter() - st
+    self.timed += 1
+    self.times[o], self.progs[o] = min(ts), c.prg
+    self.best = min(self.best, min(ts))
+    self.trajectory.append((self.timed, round(self.elapsed, 3), self.best))
+    if self.on_timed is not None: self.on_timed(self)
 
   def verify(self, opts:tuple[Opt, ...]) -> str|None:
     """None if `opts` computes what the unoptimized kernel computes on random inputs; else what differs."""

@@ -20,6 +20,37 @@ from search.measure import BudgetExhausted, Measurer
 from search.space import children
 
 Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; comparable within one kernel
+Scored = tuple[float, tuple[Opt, ...], bytes]      # (score, opts, AST key of the kernel they schedule)
+
+def _scored(base:Scheduler, score:Scorer, actions:list[Opt], parent:tuple[Opt, ...]) -> list[Scored]:
+  """Every child of `parent` (a config of `base`), scored."""
+  if (k := replay(base, parent)) is None or not (kids := children(k, actions)): return []
+  return [(float(x), parent + (a,), c.ast.key) for x, (a, c) in zip(np.asarray(score([c for _, c in kids])), kids)]
+
+def scored_children(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...]]) -> list[Scored]:
+  """_scored in a compile worker (AST blob, kernel key, scorer, actions, parent)."""
+  blob, key, score, actions, parent = args
+  return _scored(worker_base(blob, key), score, actions, parent)
+
+class Expansion:
+  """The scored children of some configs: enumerating and featurizing a convolution's children costs ~0.15 s of CPU per parent,
+  so with a compile pool (and a scorer that can travel to it) each parent is expanded in a worker, in parallel, and the caller
+  may go on meanwhile; without one they are expanded here, when asked."""
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]]):
+    self.ctx, self.parents, self.futs, self.rows = ctx, parents, None, None
+    m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
+    if m is not None and m.pool is not None and len(parents) > 1 and portable:
+      try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, ctx.actions, p)) for p in parents]
+      except Exception: self.futs = None   # a broken pool: here, then
+  def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
+  def result(self) -> list[Scored]:
+    if self.rows is None:
+      local = lambda p: _scored(self.ctx.base, self.ctx.score, self.ctx.actions, p)
+      self.rows = []
+      for i, p in enumerate(self.parents):
+        try: self.rows += self.futs[i].result() if self.futs is not None else local(p)
+        except Exception: self.rows += local(p)   # a worker that failed: the same here
+    return self.rows
 
 @dataclass
 class Context:
@@ -30,8 +61,17 @@ class Context:
   actions: list[Opt] = field(default_factory=lambda: ACTIONS)
   final_picks: list[tuple[Opt, ...]] = field(default_factory=list)  # model's picks left for the final verification
   state: dict = field(default_factory=dict)   # where a search stopped, so that a later run() with more budget goes on from there
+  def expand(self, parents:list[tuple[Opt, ...]]) -> Expansion: return Expansion(self, parents)
 
-def _argsort_desc(x:np.ndarray) -> np.ndarray: return np.argsort(-np.asarray(x), kind="stable")
+def _rank(rows:list[Scored], seen:set[bytes]) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
+  """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
+  their sorted scores; marks them seen."""
+  new: dict[bytes, tuple[float, tuple[Opt, ...]]] = {}
+  for sc, o, key in rows:
+    if key not in seen and key not in new: new[key] = (sc, o)
+  seen.update(new)
+  ranked = sorted(new.items(), key=lambda kv: -kv[1][0])
+  return [(o, key) for key, (_, o) in ranked], np.array([sc for _, (sc, _) in ranked])
 
 def _round_robin(ranked:list, parents:list[tuple[Opt, ...]], k:int) -> list:
   """k children, each parent's best-scored in turn, fastest parent first: scores are most reliable among siblings, and the
@@ -52,9 +92,10 @@ class Beam:
   Round 0 (seed): a model-only descent (the best `width` children per depth, while the best score improves) proposes candidates;
   tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
   are timed together. Later rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored,
-  and `k` timed: each parent's best-scored child in turn, fastest parent first. Stops after `patience`+1 rounds in a row without
+  and `k` timed: each parent's best-scored child in turn, fastest parent first. A candidate whose compile straggles far behind its
+  round's (Measurer.measure's cut) is not waited for: it joins the next round. Stops after `patience`+1 rounds in a row without
   a faster time, at max_depth rounds, or when the budget runs out. k=0 is pure-model mode: the top pick of every depth, deepest
-  first, is left to the final verification."""
+  first, is left to the final verification. Entries are (opts, AST key)."""
   width: int = 4
   k: int = 6
   seed_picks: int = 8
@@ -62,23 +103,13 @@ class Beam:
   patience: int = 0
   name: str = "beam"
 
-  def _expand(self, ctx:Context, beam:list, seen:set) -> tuple[list[tuple[tuple[Opt, ...], Scheduler]], np.ndarray]:
-    """Every new child of the beam, best score first, and the sorted scores."""
-    cands = [(o + (a,), s) for o, k in beam for a, s in children(k, ctx.actions) if s.ast.key not in seen]
-    cands = list({s.ast.key: (o, s) for o, s in cands}.values())
-    if not cands: return [], np.zeros(0)
-    seen.update(s.ast.key for _, s in cands)
-    scores = np.asarray(ctx.score([s for _, s in cands]))
-    order = _argsort_desc(scores)
-    return [cands[i] for i in order], scores[order]
-
   def _model_pass(self, ctx:Context) -> tuple[list, list]:
     """Descend while the best score improves: (the top pick of every depth, deepest first; every scored child, best first)."""
-    beam, seen, picks, pool, best = [((), ctx.base)], {ctx.base.ast.key}, [], [], -math.inf
+    beam, seen, picks, pool, best = [()], {ctx.base.ast.key}, [], [], -math.inf
     for _ in range(self.max_depth):
-      ranked, scores = self._expand(ctx, beam, seen)
+      ranked, scores = _rank(ctx.expand(beam).result(), seen)
       if not ranked or scores[0] <= best: break
-      best, beam = float(scores[0]), ranked[:self.width]
+      best, beam = float(scores[0]), [o for o, _ in ranked[:self.width]]
       picks.insert(0, ranked[0])
       if ctx.measurer is not None: ctx.measurer.prefetch([ranked[0][0]])   # every depth's top pick is timed: it compiles meanwhile
       pool += zip(scores.tolist(), ranked)
@@ -88,11 +119,11 @@ class Beam:
     picks, pool = self._model_pass(ctx)
     if self.k == 0: return picks
     hand = hand_coded(ctx.base)
-    seeds = ([(hand, k)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:self.seed_picks]
-    keys = {k.ast.key for _, k in seeds}
-    for o, k in pool:
+    seeds = ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:self.seed_picks]
+    keys = {key for _, key in seeds}
+    for o, key in pool:
       if len(seeds) >= self.seed_picks + 1: break
-      if k.ast.key not in keys: keys.add(k.ast.key); seeds.append((o, k))
+      if key not in keys: keys.add(key); seeds.append((o, key))
     return seeds
 
   def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None) -> list[tuple[Opt, ...]]:
@@ -102,13 +133,34 @@ class Beam:
     st = ctx.state
     if not st:
       if batch is None: batch = self._seed(ctx)
-      else: batch = [(o, k) for o in batch if (k := replay(ctx.base, o)) is not None]
+      else: batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)
-      else: st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {k.ast.key for _, k in batch},
-                      best=math.inf, stale=0, rounds=0, stopped=False)
+      else: st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
+                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None)
     return [o for o, _ in st["batch"] or []]
+
+  def _next(self, ctx:Context, wait:bool=True) -> bool:
+    """The next round's batch: the stragglers of the last round, then `k` children of the `width` fastest measured configs not
+    expanded yet. Their expansion starts now (in the compile pool) if it has not; wait=False returns False while it runs."""
+    st = ctx.state
+    if st["expansion"] is None:
+      beam = [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]
+      st["expanded"].update(beam)
+      st["expansion"] = (beam, ctx.expand(beam))
+    beam, ex = st["expansion"]
+    if not wait and not ex.done(): return False
+    st["batch"] = st["late"] + _round_robin(_rank(ex.result(), st["seen"])[0], beam, self.k)
+    st["late"], st["expansion"] = [], None
+    return True
+
+  def ahead(self, ctx:Context):
+    """Get the next round ready without waiting for it: its children scored in the pool, then its batch compiling there, so that
+    a later run() starts by timing. tune-model calls it for the kernels its scheduler will search next."""
+    st = ctx.state
+    if not st or st["stopped"] or st["batch"] is not None or st["rounds"] >= self.max_depth: return
+    if self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
 
   def run(self, ctx:Context):
     """Search until the budget runs out or the beam stops improving. Run again with a larger budget (tune-model's scheduler does),
@@ -119,14 +171,14 @@ class Beam:
       while not st["stopped"]:
         if st["batch"] is None:
           if st["rounds"] >= self.max_depth: st["stopped"] = True; break
-          beam = [c for c in st["measured"] if c[0] not in st["expanded"]][:self.width]
-          st["expanded"].update(o for o, _ in beam)
-          st["batch"] = _round_robin(self._expand(ctx, beam, st["seen"])[0], [o for o, _ in beam], self.k)
+          self._next(ctx)
           if not st["batch"]: st["stopped"] = True; break
-        times = ctx.measurer.measure([o for o, _ in st["batch"]])   # BudgetExhausted: this batch again next run
-        st["measured"] = sorted(st["measured"] + [c for c, t in zip(st["batch"], times) if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
+        times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=True)   # BudgetExhausted: this batch again next run
+        got = [(c, t) for c, t in zip(st["batch"], times) if not math.isnan(t)]
+        st["late"] = [c for c, t in zip(st["batch"], times) if math.isnan(t)]
+        st["measured"] = sorted(st["measured"] + [c for c, t in got if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
         st["batch"], st["rounds"] = None, st["rounds"] + 1
-        if min(times) < st["best"]: st["best"], st["stale"] = min(times), 0
+        if (best := min((t for _, t in got), default=math.inf)) < st["best"]: st["best"], st["stale"] = best, 0
         elif st["stale"] >= self.patience: st["stopped"] = True
         else: st["stale"] += 1
     except BudgetExhausted: return
@@ -190,7 +242,8 @@ class MCTS:
     return path
 
   def _backup(self, ctx:Context, paths:list[list[_Node]]):
-    """Measured leaves update their path; a leaf the budget cut off goes back to its parent's pending list, visits undone."""
+    """Measured leaves update their path; a leaf the budget cut off, or whose compile straggled, goes back to its parent's pending
+    list, visits undone (it is selected again soon: it heads the list)."""
     for path in reversed(paths):
       leaf, parent = path[-1], path[-2]
       if (t := ctx.measurer.times.get(leaf.opts)) is None:
@@ -210,7 +263,7 @@ class MCTS:
         paths = [p for _ in range(self.batch) if (p := self._select(ctx, root)) is not None]
         stalls = 0 if paths else stalls + 1
         if not paths: continue
-        try: ctx.measurer.measure([p[-1].opts for p in paths])
+        try: ctx.measurer.measure([p[-1].opts for p in paths], cut=True)   # a straggler's leaf goes back to pending
         finally: self._backup(ctx, paths)
       ctx.state["stopped"] = stalls >= 32
     except BudgetExhausted: return

@@ -11,7 +11,8 @@ tinygrad's hand-coded opts, then with the best config its search has found. Ever
 round, the kernel with the largest n_i * t_i gets more search: the first time, the batch its search compiled ahead (every kernel's
 at once, so the compile pool stays full), its budget doubled after, its search going on from where it stopped (search.strategies
 keeps the state in the context). A kernel that got fast falls back
-in the queue; a kernel too small to matter is never searched and keeps the default. It ends when --budget timed candidates are
+in the queue; a kernel too small to matter is never searched and keeps the default. Before each round the next AHEAD kernels in the
+queue get their next round ready (Beam.ahead: children scored in the pool, batch compiling), so a round starts by timing. It ends when --budget timed candidates are
 spent (default PER_KERNEL_DEFAULT per distinct kernel), --time-budget seconds pass, or every search has stopped on its own.
 Measuring the defaults and the final correctness checks come on top of the budget. A static split by the default's shares (the
 first version) spent most of the budget on kernels that became fast after a few candidates: on ResNet-50 (H200, 2026-11-21) the
@@ -50,6 +51,7 @@ from search.measure import Budget, Measurer, shared_pool
 
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes to the costliest)
+AHEAD = 3                 # kernels whose next round is prepared (scored, compiling) while the scheduler's current one is timed
 LEARNED = ("beam", "mcts", "pure-model")
 
 class ModelError(RuntimeError): pass
@@ -183,21 +185,23 @@ def check(got:list[np.ndarray], ref:list[np.ndarray]) -> tuple[str|None, float]:
 # *** tuning ***
 
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
-             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL) -> list[int]:
+             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int]], None]|None=None) -> list[int]:
   """Ansor's task scheduler in its greedy form: give the kernel with the largest current share of the model's time (its best
   time so far x its runs per pass) another round of search, `first` timed candidates the first time (one number, or one per
   kernel: the batch its search has compiled ahead) and its budget doubled after, until `total` timed candidates are spent,
   `seconds` pass, or every kernel's search has stopped on its own. A kernel that gets faster falls back in the queue, and one that
   never mattered is never searched (it keeps the default).
   search(i, budget) searches kernel i on to `budget` timed candidates in all and returns (timed so far, best time, stopped).
-  Returns the budget each kernel was given."""
+  ahead(order), if given, is told the AHEAD kernels it will search next, in order, before each round: their next rounds can
+  compile while this one is timed. Returns the budget each kernel was given."""
   n, st = len(runs), time.perf_counter()
   firsts = first if isinstance(first, list) else [first]*n
   alloc, used, cur = [0]*n, [0]*n, [r*t for r, t in zip(runs, times)]
   stopped = [not (t < math.inf) for t in times]
   while (total is None or sum(used) < total) and (seconds is None or time.perf_counter() - st < seconds):
-    if not (cand := [i for i in range(n) if not stopped[i]]): break
-    i = max(cand, key=lambda i: cur[i])
+    if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -cur[i])): break
+    i = cand[0]
+    if ahead is not None: ahead(cand[:AHEAD])
     step = max(1, firsts[i]) if alloc[i] == 0 else alloc[i]
     alloc[i] += step if total is None else min(step, total - sum(used))
     used[i], best, stopped[i] = search(i, alloc[i])
@@ -271,7 +275,14 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       except Exception as e: r["status"] = f"failed: {one_line(e, 300)}"; log(f"  {k_name(i)}: search failed, keeps the default: {one_line(e, 300)}")
       r["search_s"] += time.perf_counter() - st
     return m.timed - base[i], m.best*1e6, bool(c.state.get("stopped")) or r["status"] is not None
-  alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget, [first[i] for i in todo])
+  def ahead(order:list[int]):
+    # a kernel's next round (its children scored in the pool, then its batch compiling) is made ready before the scheduler gets to
+    # it, so its round starts by timing instead of waiting a compile latency; a failure here is search()'s to record
+    for j in order:
+      if rows[i := todo[j]]["status"] is None and hasattr(strat, "ahead"):
+        with contextlib.suppress(Exception): strat.ahead(ctxs[i])
+  alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget,
+                   [first[i] for i in todo], ahead)
   for j, i in enumerate(todo):
     r, k, c = rows[i], kernels[i], ctxs[i]
     m, r["budget"] = c.measurer, alloc[j]

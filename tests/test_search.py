@@ -60,13 +60,9 @@ def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, 
 @pytest.mark.parametrize("strategy,args", [("beam", {"k": 2}), ("pure-model", {})])
 def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatch):
   import search.strategies as S
-  calls, rounds = [0], []
-  def counting(k, actions): calls[0] += 1; return S_children(k, actions)
-  def expand(self, *a):
-    calls[0] = 0; out = S_expand(self, *a); rounds.append(calls[0]); return out
-  S_children, S_expand = S.children, S.Beam._expand
-  monkeypatch.setattr(S, "children", counting)
-  monkeypatch.setattr(S.Beam, "_expand", expand)
+  rounds = []
+  def expand(self, parents): rounds.append(len(parents)); return S.Expansion(self, parents)
+  monkeypatch.setattr(S.Context, "expand", expand)
   k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
   m = Measurer(k, "CPU", Budget(measurements=12))
   STRATEGIES[strategy](width=3, **args).run(Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0)))
@@ -208,4 +204,41 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   compiled = m.compiled
   m.measure(pooled)
   assert m.compiled == compiled and m.timed >= 1 and m.verify(min(m.times, key=m.times.get)) is None
+  # a round's children are scored in the pool, parent by parent, as they are here
+  from search.strategies import Expansion
+  parents = pooled[1:4]
+  pooled_rows = ctx.expand(parents)
+  assert pooled_rows.futs is not None and pooled_rows.result() == Expansion(Context(ctx.base, None, score), parents).result()
   m.close()
+
+def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatch):
+  # a full UNROLL after TC compiles 10-50x slower than its siblings on the GPU; here one candidate's compile is made slow
+  import time as T
+  from concurrent.futures import ThreadPoolExecutor
+  import search.measure as M
+  k = _kernel("gemm:m=32:k=64:n=32:fp32")
+  base = scheduler(k.ast, CPU)
+  from search.space import children
+  a, b, slow = [(x,) for x, _ in children(base)[:3]]
+  # compiles run in threads here: signal.alarm (the compile timeout) cannot be set there, and tinygrad's Context is global, so a
+  # compile and a timing must not overlap (a lock)
+  import threading, types, dataset.compile as C
+  monkeypatch.setattr(C, "signal", types.SimpleNamespace(signal=lambda *a: None, alarm=lambda *a: None, SIGALRM=0))
+  orig, lock = M.run_kernel_task, threading.Lock()
+  def task(args):
+    if args[1].parent == slow: T.sleep(3.0)
+    with lock: return orig(args)
+  monkeypatch.setattr(M, "run_kernel_task", task)
+  monkeypatch.setattr(M, "MIN_WAIT_S", 0.3)
+  m = Measurer(k, "CPU", Budget())
+  m.pool, timer = ThreadPoolExecutor(3), m.bench.time
+  def locked_time(*a, **kw):
+    with lock: return timer(*a, **kw)
+  m.bench.time = locked_time
+  st = T.perf_counter()
+  ta, tb, ts = m.measure([a, b, slow], cut=True)
+  assert T.perf_counter() - st < 2.5 and math.isnan(ts) and ta < math.inf and tb < math.inf and m.timed == 2
+  compiled = m.compiled
+  assert m.measure([slow])[0] < math.inf and m.timed == 3 and m.compiled == compiled   # collected, not compiled again
+  assert m.measure([a, b, slow], cut=True) == [m.times[a], m.times[b], m.times[slow]]
+  m.pool.shutdown(); m.close()

@@ -100,8 +100,10 @@ def test_schedule_searches_whichever_kernel_costs_most_now():
     if i == 3: b = min(b, 4)
     state[i] = [b, best]
     return b, best, i == 3 and b >= 4
-  alloc = schedule([1, 2, 1, 1], [100.0, 30.0, 1.0, 50.0], search, total=30, first=3)
+  told = []
+  alloc = schedule([1, 2, 1, 1], [100.0, 30.0, 1.0, 50.0], search, total=30, first=3, ahead=told.append)
   assert calls[0] == (0, 3)                       # the largest cost first
+  assert told[0] == [0, 1, 3] and len(told) == len(calls) and all(o[0] == i for o, (i, _) in zip(told, calls))   # the next ones, in order
   assert calls[1] == (1, 3)                       # 0 is at 10 us now: 2 x 30 is the largest
   assert sum(used for used, _ in state.values()) == 30 and state[3][0] == 4   # what 3 left unused went to the others
   assert alloc[2] == 0                            # never mattered: keeps the default
