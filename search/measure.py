@@ -17,8 +17,8 @@ class BudgetExhausted(Exception): pass
 
 COMPILE_TIMEOUT_S = 20
 # a compile that lags this far behind the rest of its batch is not waited for (measure(cut=True)): a full UNROLL after TC takes
-# 5-10 s to compile where its siblings take 0.1-0.5 s (ResNet-50's 1x1 convs, H200), and a round would wait on it alone
-STRAGGLE, MIN_WAIT_S = 3.0, 2.0
+# 5 s (this CPU) to compile where its siblings take 0.1-0.5 s (a ResNet-50 1x1 conv), and a round would wait on it alone
+STRAGGLE, MIN_WAIT_S = 2.0, 2.0   # a straggler is not lost: the beam measures it in its next round
 _POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
 def shared_pool(device:str, workers:int) -> ProcessPoolExecutor:
   """One compile pool per (device, workers) for the whole process, as tinygrad's BEAM keeps one: starting 15 spawned workers
