@@ -19,6 +19,10 @@ COMPILE_TIMEOUT_S = 20
 # a compile that lags this far behind the rest of its batch is not waited for (measure(cut=True)): a full UNROLL after TC takes
 # 5 s (this CPU) to compile where its siblings take 0.1-0.5 s (a ResNet-50 1x1 conv), and a round would wait on it alone
 STRAGGLE, MIN_WAIT_S = 2.0, 2.0   # a straggler is not lost: the beam measures it in its next round
+# ... and nothing is waited for longer than this before half its batch is in (tinygrad's BEAM gives a compile 10 s): a batch of one
+# would otherwise wait on it for good, and the worker's alarm cannot interrupt NVRTC, which is native code (a ResNet-50 b32 fp16 kernel
+# waited 250 s on the H200 host)
+CAP_S = 10.0
 _POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
 def shared_pool(device:str, workers:int) -> ProcessPoolExecutor:
   """One compile pool per (device, workers) for the whole process, as tinygrad's BEAM keeps one: starting 15 spawned workers
@@ -98,8 +102,8 @@ class Measurer:
   def _compiled(self, opts_list:list[tuple[Opt, ...]], cut:bool=False) -> Iterator[Compiled]:
     """The candidates compiled, in the order they finish (the caller times each one while the rest compile). cut: once half of
     them are in, the rest get until max(MIN_WAIT_S, STRAGGLE x the time that half took, 2 x its median compile); what is still
-    compiling then is left in the pool, to be collected by a later call."""
-    if self.pool is None or (len(opts_list) == 1 and opts_list[0] not in self._ahead):
+    compiling then is left in the pool, to be collected by a later call; until half are in, the wait is at most CAP_S."""
+    if self.pool is None or (not cut and len(opts_list) == 1 and opts_list[0] not in self._ahead):
       for o in opts_list:   # with its blob: another kernel's Measurer may have configured this process since
         st = time.perf_counter()
         c = run_kernel_task((self.blob, Task(self.kernel.key, "fixed", o)))
@@ -112,7 +116,8 @@ class Measurer:
     start, pending, deadline, took = time.perf_counter(), set(futs), None, []
     while pending:
       st = time.perf_counter()
-      done, pending = wait(pending, None if deadline is None else max(0.0, deadline - st), FIRST_COMPLETED)
+      until = deadline if deadline is not None else start + CAP_S if cut else None
+      done, pending = wait(pending, None if until is None else max(0.0, until - st), FIRST_COMPLETED)
       self.compile_s += time.perf_counter() - st
       if not done: return   # stragglers
       for f in done:
@@ -122,6 +127,10 @@ class Measurer:
         yield c
       if cut and deadline is None and 2*(len(futs) - len(pending)) >= len(futs):
         deadline = start + max(MIN_WAIT_S, STRAGGLE*(time.perf_counter() - start), 2*statistics.median(took))
+
+  def ready(self, o:tuple[Opt, ...]) -> bool:
+    """Whether measuring `o` waits for no compile in flight (a straggler's has finished, or none was started)."""
+    return (f := self._ahead.get(o)) is None or f.done()
 
   def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
     got = {c.task.parent: c for c in self._compiled(opts_list)}

@@ -151,8 +151,9 @@ class Beam:
       st["expansion"] = (beam, ctx.expand(beam))
     beam, ex = st["expansion"]
     if not wait and not ex.done(): return False
-    st["batch"] = st["late"] + _round_robin(_rank(ex.result(), st["seen"])[0], beam, self.k)
-    st["late"], st["expansion"] = [], None
+    late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
+    st["batch"] = late + _round_robin(_rank(ex.result(), st["seen"])[0], beam, self.k)
+    st["late"], st["expansion"] = [c for c in st["late"] if c not in late], None
     return True
 
   def ahead(self, ctx:Context):
@@ -178,6 +179,7 @@ class Beam:
         st["late"] = [c for c, t in zip(st["batch"], times) if math.isnan(t)]
         st["measured"] = sorted(st["measured"] + [c for c, t in got if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
         st["batch"], st["rounds"] = None, st["rounds"] + 1
+        if not got: continue   # every compile straggled: no evidence either way
         if (best := min((t for _, t in got), default=math.inf)) < st["best"]: st["best"], st["stale"] = best, 0
         elif st["stale"] >= self.patience: st["stopped"] = True
         else: st["stale"] += 1
@@ -349,7 +351,8 @@ def finish(ctx:Context, strategy:str, search_s:float) -> Outcome:
   m = ctx.measurer
   hand = hand_coded(ctx.base)
   m.budget.measurements = m.budget.seconds = None   # final verification is not search
-  m.measure(list(dict.fromkeys([hand, *ctx.final_picks])))
+  m.measure(list(dict.fromkeys([hand, *ctx.final_picks])), cut=True)   # a pick that straggles is not the answer
+  if hand not in m.times: m.measure([hand])
   err = None
   for opts in sorted((o for o, t in m.times.items() if t < math.inf), key=lambda o: m.times[o]):
     if (err := m.verify(opts)) is None:

@@ -239,6 +239,9 @@ def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatc
   ta, tb, ts = m.measure([a, b, slow], cut=True)
   assert T.perf_counter() - st < 2.5 and math.isnan(ts) and ta < math.inf and tb < math.inf and m.timed == 2
   compiled = m.compiled
+  monkeypatch.setattr(M, "CAP_S", 0.3)   # alone in its batch, a straggler is still not waited for past CAP_S
+  st = T.perf_counter()
+  assert math.isnan(m.measure([slow], cut=True)[0]) and T.perf_counter() - st < 1.0 and not m.ready(slow)
   assert m.measure([slow])[0] < math.inf and m.timed == 3 and m.compiled == compiled   # collected, not compiled again
   assert m.measure([a, b, slow], cut=True) == [m.times[a], m.times[b], m.times[slow]]
   m.pool.shutdown(); m.close()
