@@ -102,7 +102,8 @@ class Measurer:
   def _compiled(self, opts_list:list[tuple[Opt, ...]], cut:bool=False) -> Iterator[Compiled]:
     """The candidates compiled, in the order they finish (the caller times each one while the rest compile). cut: once half of
     them are in, the rest get until max(MIN_WAIT_S, STRAGGLE x the time that half took, 2 x its median compile); what is still
-    compiling then is left in the pool, to be collected by a later call; until half are in, the wait is at most CAP_S."""
+    compiling then is left in the pool, to be collected by a later call; until half are in, the wait is at most CAP_S. Only
+    compiles that have started can straggle: one still queued in the pool is waited for."""
     if self.pool is None or (not cut and len(opts_list) == 1 and opts_list[0] not in self._ahead):
       for o in opts_list:   # with its blob: another kernel's Measurer may have configured this process since
         st = time.perf_counter()
@@ -119,7 +120,11 @@ class Measurer:
       until = deadline if deadline is not None else start + CAP_S if cut else None
       done, pending = wait(pending, None if until is None else max(0.0, until - st), FIRST_COMPLETED)
       self.compile_s += time.perf_counter() - st
-      if not done: return   # stragglers
+      if not done:
+        if all(f.running() for f in pending): return   # stragglers: compiling past the deadline
+        # some still queue behind other kernels' compiles (tune-model fills the pool): not late yet, the clock starts again
+        start, deadline = time.perf_counter(), None
+        continue
       for f in done:
         c = self._collect(futs[f])
         self.failed += c.prg is None or c.status != "ok"
