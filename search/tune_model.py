@@ -10,10 +10,10 @@ Budget (Ansor's task scheduler, greedy form: schedule()): kernel i runs n_i time
 tinygrad's hand-coded opts, then with the best config its search has found. Every kernel's default is measured; then, round after
 round, the kernel with the largest n_i * t_i gets more search: the first time, the batch its search compiled ahead (every kernel's
 at once, so the compile pool stays full), its budget doubled after, its search going on from where it stopped (search.strategies
-keeps the state in the context). A kernel that got fast falls back
-in the queue; a kernel too small to matter is never searched and keeps the default. Before each round the next AHEAD kernels in the
-queue get their next round ready (Beam.ahead: children scored in the pool, batch compiling), so a round starts by timing. It ends when --budget timed candidates are
-spent (default PER_KERNEL_DEFAULT per distinct kernel), --time-budget seconds pass, or every search has stopped on its own.
+keeps the state in the context). A kernel that got fast falls back in the queue; a kernel too small to matter is never searched
+and keeps the default. Before each round the next AHEAD kernels in the queue get their next round ready (Beam.ahead: children
+scored in the pool, batch compiling), so a round starts by timing. It ends when --budget timed candidates are spent (default
+PER_KERNEL_DEFAULT per distinct kernel), --time-budget seconds pass, or every search has stopped on its own.
 Measuring the defaults and the final correctness checks come on top of the budget. A static split by the default's shares (the
 first version) spent most of the budget on kernels that became fast after a few candidates: on ResNet-50 (H200, 2026-11-21) the
 tuned model stayed 1.56x slower than BEAM=2, most of the gap in mid-size kernels that got nothing.
@@ -280,7 +280,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     # it, so its round starts by timing instead of waiting a compile latency; a failure here is search()'s to record
     for j in order:
       if rows[i := todo[j]]["status"] is None and hasattr(strat, "ahead"):
+        st = time.perf_counter()
         with contextlib.suppress(Exception): strat.ahead(ctxs[i])
+        rows[i]["search_s"] += time.perf_counter() - st   # its tuning time: tune_s still sums to the wall time
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget,
                    [first[i] for i in todo], ahead)
   for j, i in enumerate(todo):
