@@ -16,6 +16,7 @@ from tinygrad.uop.ops import UOp
 from tinygrad.codegen.opt import Opt, KernelOptError
 from tinygrad.codegen.opt.postrange import Scheduler
 from tinygrad.renderer import Renderer
+from dataset.errors import one_line
 from dataset.kernel import TINYGRAD_VERSION, scheduler
 from models.features import FEATURES, SCHEMA_VERSION, featurize
 from models.ranker import Ranker
@@ -112,7 +113,7 @@ class CostModel:
       raise CostModelError(f"{path} was trained on {meta.get('device')!r} ({meta.get('backend')}), not {device!r} "
                            "(allow_device_mismatch to use it anyway)")
     try: ranker = Ranker.load(path, **{k: v for k, v in meta.get("params", {}).items() if k in Ranker.DEFAULTS or k in ("seed", "threads")})
-    except Exception as e: raise CostModelError(f"{path} is corrupt: LightGBM cannot read it ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+    except Exception as e: raise CostModelError(f"{path} is corrupt: LightGBM cannot read it ({one_line(e)})") from None
     if ranker.booster.num_feature() != len(FEATURES):
       raise CostModelError(f"{path} expects {ranker.booster.num_feature()} features, the schema has {len(FEATURES)}")
     return cls(ranker, meta, path)

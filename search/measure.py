@@ -17,7 +17,8 @@ class BudgetExhausted(Exception): pass
 
 COMPILE_TIMEOUT_S = 20
 # a compile that lags this far behind the rest of its batch is not waited for (measure(cut=True)): a full UNROLL after TC takes
-# 5 s (this CPU) to compile where its siblings take 0.1-0.5 s (a ResNet-50 1x1 conv), and a round would wait on it alone
+# 5 s to compile (development machine, no GPU) where its siblings take 0.1-0.5 s (a ResNet-50 1x1 conv), and a round would
+# wait on it alone
 STRAGGLE, MIN_WAIT_S = 2.0, 2.0   # a straggler is not lost: the beam measures it in its next round
 # ... and nothing is waited for longer than this before half its batch is in (tinygrad's BEAM gives a compile 10 s): a batch of one
 # would otherwise wait on it for good, and the worker's alarm cannot interrupt NVRTC, which is native code (a ResNet-50 b32 fp16 kernel

@@ -180,7 +180,7 @@ class Beam:
         st["measured"] = sorted(st["measured"] + [c for c, t in got if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
         st["batch"], st["rounds"] = None, st["rounds"] + 1
         if not got: continue   # every compile straggled: no evidence either way
-        if (best := min((t for _, t in got), default=math.inf)) < st["best"]: st["best"], st["stale"] = best, 0
+        if (best := min(t for _, t in got)) < st["best"]: st["best"], st["stale"] = best, 0
         elif st["stale"] >= self.patience: st["stopped"] = True
         else: st["stale"] += 1
     except BudgetExhausted: return
