@@ -235,13 +235,12 @@ def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatc
   def locked_time(*a, **kw):
     with lock: return timer(*a, **kw)
   m.bench.time = locked_time
-  st = T.perf_counter()
   ta, tb, ts = m.measure([a, b, slow], cut=True)
-  assert T.perf_counter() - st < 2.5 and math.isnan(ts) and ta < math.inf and tb < math.inf and m.timed == 2
+  # it returned while the slow compile was still running: not waited for
+  assert not m.ready(slow) and math.isnan(ts) and ta < math.inf and tb < math.inf and m.timed == 2
   compiled = m.compiled
   monkeypatch.setattr(M, "CAP_S", 0.3)   # alone in its batch, a straggler is still not waited for past CAP_S
-  st = T.perf_counter()
-  assert math.isnan(m.measure([slow], cut=True)[0]) and T.perf_counter() - st < 1.0 and not m.ready(slow)
+  assert math.isnan(m.measure([slow], cut=True)[0]) and not m.ready(slow)
   assert m.measure([slow])[0] < math.inf and m.timed == 3 and m.compiled == compiled   # collected, not compiled again
   assert m.measure([a, b, slow], cut=True) == [m.times[a], m.times[b], m.times[slow]]
   # compiles queued behind other work (tune-model fills the pool with every kernel's batch) have not started: not stragglers
