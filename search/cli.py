@@ -2,13 +2,13 @@
 
   search --kernel conv2d --shape 8,64,56,56 --out-channels 64 --kernel-size 3 --padding 1 --dtype fp16 --out out/conv"""
 from __future__ import annotations
-import argparse, json, math, random, sys, time
+import argparse, dataclasses, json, math, random, sys, time
 from pathlib import Path
 from dataset.corpus import CORPUS, ShapeError, Variant, builder, parse_variant
 from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for
 from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler
 from search.measure import Budget, Measurer
-from search.strategies import STRATEGIES, Context, Outcome, finish
+from search.strategies import STRATEGIES, Context, Outcome, finish, interleave
 
 # --shape maps onto each workload's leading parameters
 SHAPE = {"conv2d": "n,c,h,w", "conv2d_bias_relu": "n,c,h,w", "conv2d_backward": "n,c,h,w", "maxpool": "n,c,h,w", "bmm": "b,m,k,n",
@@ -45,14 +45,20 @@ def load_model(path:str|None, device:str, dev_name:str, arch:str, allow_mismatch
   if model.meta.get("device") != dev_name: print(f"search: note: {p.name} was trained on {model.meta.get('device')}, this is {dev_name}", file=sys.stderr)
   return model, str(p)
 
+def search_kernels(kernels:list[Kernel], device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
+                   **strategy_args) -> list[tuple[Outcome, Measurer]]:
+  """A workload's kernels searched together (strategies.interleave: one kernel's round is timed while the others' compile), each
+  under its own copy of `budget`. Every Outcome's search_s is the wall time of the whole search, which the kernels share."""
+  # tinygrad's BEAM compiles in its own pool (PARALLEL): it must not start ours, which a learned strategy run after it would then get free
+  ms = [Measurer(k, device, dataclasses.replace(budget), workers=0 if strategy == "tinygrad-beam" else workers, on_timed=progress) for k in kernels]
+  ctxs = [Context(scheduler(k.ast, renderer_for(device)), m, scorer, random.Random(seed)) for k, m in zip(kernels, ms)]
+  st = time.perf_counter()
+  interleave(STRATEGIES[strategy](**strategy_args), ctxs)
+  return [(finish(c, strategy, time.perf_counter() - st), c.measurer) for c in ctxs]
+
 def tune_kernel(kernel:Kernel, device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
                 **strategy_args) -> tuple[Outcome, Measurer]:
-  # tinygrad's BEAM compiles in its own pool (PARALLEL): it must not start ours, which a learned strategy run after it would then get free
-  m = Measurer(kernel, device, budget, workers=0 if strategy == "tinygrad-beam" else workers, on_timed=progress)
-  ctx = Context(scheduler(kernel.ast, renderer_for(device)), m, scorer, random.Random(seed))
-  st = time.perf_counter()
-  STRATEGIES[strategy](**strategy_args).run(ctx)
-  return finish(ctx, strategy, time.perf_counter() - st), m
+  return search_kernels([kernel], device, strategy, budget, scorer, seed, workers, progress, **strategy_args)[0]
 
 def emit(out:Path, i:int, kernel:Kernel, o:Outcome, m:Measurer, device:str, dev_name:str, arch:str) -> dict:
   prg = m.program(o.opts)
@@ -111,11 +117,14 @@ def main(argv=None) -> int:
   budget_n = a.budget if a.budget is not None else (None if a.time_budget else 24)
   results = []
   print(f"search: {variant.name}: {len(kernels)} kernel(s) on {dev_name} ({arch}), strategy {a.strategy}" + (f", model {model_path}" if model_path else ""), file=sys.stderr)
-  for i, k in enumerate(kernels):
-    bar = tqdm(total=budget_n, desc=f"kernel {i+1}/{len(kernels)}", unit="timed", file=sys.stderr)
-    def progress(m, bar=bar): bar.update(1); bar.set_postfix(best_us=f"{m.best*1e6:.1f}", compiled=m.compiled)
-    o, m = tune_kernel(k, device, a.strategy, Budget(budget_n, a.time_budget), scorer, a.seed, a.workers, progress)
-    bar.close()
+  bars = {k.key: tqdm(total=budget_n, desc=f"kernel {i+1}/{len(kernels)}", unit="timed", file=sys.stderr, position=i) for i, k in enumerate(kernels)}
+  def progress(m):
+    bars[m.kernel.key].update(1); bars[m.kernel.key].set_postfix(best_us=f"{m.best*1e6:.1f}", compiled=m.compiled)
+  st = time.perf_counter()
+  found = search_kernels(kernels, device, a.strategy, Budget(budget_n, a.time_budget), scorer, a.seed, a.workers, progress)
+  search_s = time.perf_counter() - st
+  for b in bars.values(): b.close()
+  for i, (k, (o, m)) in enumerate(zip(kernels, found)):
     r = emit(out, i, k, o, m, device, dev_name, arch)
     m.close()
     if a.compare_beam:
@@ -126,9 +135,11 @@ def main(argv=None) -> int:
       TunedCache().put(k.key, device, opts_to_json(o.opts), time_s=o.time_s, hand_time_s=o.hand_time_s, name=k.name, strategy=a.strategy)
     results.append(r)
     print(f"  {k.name}: {r['time_us']:.1f} us vs hand-coded {r['hand_coded_us']:.1f} us ({r['speedup_vs_hand'] or 0:.2f}x), "
-          f"{'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}, {o.compiled} compiled, {o.timed} timed, {o.search_s:.1f} s", file=sys.stderr)
+          f"{'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}, {o.compiled} compiled, {o.timed} timed", file=sys.stderr)
+  print(f"search: {len(kernels)} kernel(s) searched together in {search_s:.1f} s", file=sys.stderr)
   summary = {"workload": variant.name, "device": dev_name, "arch": arch, "strategy": a.strategy, "model": model_path,
-             "date": time.strftime("%Y-%m-%d"), "command": "search " + " ".join(sys.argv[1:] if argv is None else argv), "kernels": results}
+             "date": time.strftime("%Y-%m-%d"), "command": "search " + " ".join(sys.argv[1:] if argv is None else argv),
+             "search_s": round(search_s, 3), "kernels": results}
   (out / "result.json").write_text(json.dumps(summary, indent=1))
   print(f"search: wrote {out}/result.json", file=sys.stderr)
   return 0 if all(r["verified"] for r in results) else 1

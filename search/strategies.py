@@ -8,8 +8,8 @@ and enforces the budget); the answer is the fastest verified config measured, ne
 - tpe:    optuna's TPE over fixed-length sequences of action indices.
 - tinygrad-beam: tinygrad's own BEAM search, unchanged, with its compiled and timed candidates counted."""
 from __future__ import annotations
-import math, random
-from dataclasses import dataclass, field
+import contextlib, math, random
+from dataclasses import dataclass, field, fields
 from typing import Callable
 import numpy as np
 from tinygrad.codegen.opt import Opt
@@ -163,33 +163,77 @@ class Beam:
     if not st or st["stopped"] or st["batch"] is not None or st["rounds"] >= self.max_depth: return
     if self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
 
-  def run(self, ctx:Context):
-    """Search until the budget runs out or the beam stops improving. Run again with a larger budget (tune-model's scheduler does),
-    it goes on from the round it stopped in: nothing is expanded or measured twice."""
+  def step(self, ctx:Context) -> bool:
+    """One round; False once the search has stopped or its budget is spent. Called again with a larger budget (tune-model's
+    scheduler does), it goes on from the round it stopped in: nothing is expanded or measured twice."""
     st = ctx.state
     self.prepare(ctx)
-    try:
-      while not st["stopped"]:
-        if st["batch"] is None:
-          if st["rounds"] >= self.max_depth: st["stopped"] = True; break
-          self._next(ctx)
-          if not st["batch"]: st["stopped"] = True; break
-        times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=True)   # BudgetExhausted: this batch again next run
-        got = [(c, t) for c, t in zip(st["batch"], times) if not math.isnan(t)]
-        st["late"] = [c for c, t in zip(st["batch"], times) if math.isnan(t)]
-        st["measured"] = sorted(st["measured"] + [c for c, t in got if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
-        st["batch"], st["rounds"] = None, st["rounds"] + 1
-        if not got: continue   # every compile straggled: no evidence either way
-        if (best := min(t for _, t in got)) < st["best"]: st["best"], st["stale"] = best, 0
-        elif st["stale"] >= self.patience: st["stopped"] = True
-        else: st["stale"] += 1
-    except BudgetExhausted: return
+    if st["stopped"]: return False
+    if st["batch"] is None:
+      if st["rounds"] >= self.max_depth: st["stopped"] = True; return False
+      self._next(ctx)
+      if not st["batch"]: st["stopped"] = True; return False
+    try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=True)
+    except BudgetExhausted: return False   # this batch again when the budget grows
+    got = [(c, t) for c, t in zip(st["batch"], times) if not math.isnan(t)]
+    st["late"] = [c for c, t in zip(st["batch"], times) if math.isnan(t)]
+    st["measured"] = sorted(st["measured"] + [c for c, t in got if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
+    st["batch"], st["rounds"] = None, st["rounds"] + 1
+    if not got: return True   # every compile straggled: no evidence either way
+    if (best := min(t for _, t in got)) < st["best"]: st["best"], st["stale"] = best, 0
+    elif st["stale"] >= self.patience: st["stopped"] = True
+    else: st["stale"] += 1
+    return not st["stopped"]
+
+  def run(self, ctx:Context):
+    """Search until the budget runs out or the beam stops improving."""
+    while self.step(ctx): pass
 
 def seed_batch(args:tuple[bytes, str, Scorer, dict]) -> list[tuple[Opt, ...]]:
   """Beam(**params)'s first batch for a kernel (AST blob, key), computed in a compile worker: the model descent costs seconds of
   CPU per kernel, and tune-model has dozens of kernels to start at once."""
   blob, key, score, params = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score))]
+
+def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
+  """Every context's first batch (Beam.prepare), compiling at once: with several kernels the model descents run in the compile
+  pool, one kernel per worker (seconds of CPU each), where the scorer can travel there (one kernel's descent runs here instead,
+  its expansions spread over the pool); each batch is prefetched as it is ready, so the pool stays full instead of waiting on
+  one kernel's batch at a time. Per context: its batch, or why it could not be prepared."""
+  if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
+  params = {f.name: getattr(strat, f.name) for f in fields(strat)} if isinstance(strat, Beam) else None
+  futs = {}
+  for i, c in enumerate(ctxs):
+    m = c.measurer
+    if params is not None and len(ctxs) > 1 and m.pool is not None and getattr(c.score, "portable", lambda: False)():
+      with contextlib.suppress(Exception): futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, params))
+  out: list = []
+  for i, c in enumerate(ctxs):
+    try: batch = futs[i].result() if i in futs else None
+    except Exception: batch = None   # computed here, then
+    try: out.append(strat.prepare(c, batch))
+    except Exception as e: out.append(e); continue
+    c.measurer.prefetch(out[-1])
+  return out
+
+AHEAD = 3   # kernels whose next round is made ready (children scored, batch compiling) while another kernel's round is timed
+
+def interleave(strat, ctxs:list[Context]):
+  """Several kernels searched at once on one device, as one workload's or one model's kernels are: their first batches compile
+  together (prepare_all), then each kernel gets a round in turn while the next AHEAD get their next round ready (Beam.ahead), so
+  a round starts by timing while the others' compile. A strategy without rounds (no step) runs on each kernel in turn."""
+  if not hasattr(strat, "step"):
+    for c in ctxs: strat.run(c)
+    return
+  for b in prepare_all(strat, ctxs):
+    if isinstance(b, Exception): raise b
+  active = list(range(len(ctxs)))
+  while active:
+    for i in list(active):
+      at = active.index(i)
+      for j in (active[at+1:] + active[:at])[:AHEAD]:
+        if hasattr(strat, "ahead"): strat.ahead(ctxs[j])
+      if not strat.step(ctxs[i]): active.remove(i)
 
 @dataclass
 class _Node:
@@ -256,19 +300,24 @@ class MCTS:
       leaf.time = leaf.best = t
       for nd in path: nd.best = min(nd.best, t)
 
+  def step(self, ctx:Context) -> bool:
+    """One batch of simulations measured; False once the budget is spent or 32 batches in a row found nothing new. Called again
+    with a larger budget, it goes on with the same tree."""
+    st = ctx.state
+    root = st.setdefault("root", _Node((), ctx.base))
+    while ctx.measurer.has_budget() and st.get("stalls", 0) < 32:
+      if not (paths := [p for _ in range(self.batch) if (p := self._select(ctx, root)) is not None]):
+        st["stalls"] = st.get("stalls", 0) + 1; continue
+      st["stalls"] = 0
+      try: ctx.measurer.measure([p[-1].opts for p in paths], cut=True)   # a straggler's leaf goes back to pending
+      except BudgetExhausted: return False
+      finally: self._backup(ctx, paths)
+      return True
+    st["stopped"] = st.get("stalls", 0) >= 32
+    return False
+
   def run(self, ctx:Context):
-    """Simulate until the budget runs out or 32 batches in a row find nothing new; run again with a larger budget, it goes on
-    with the same tree."""
-    root, stalls = ctx.state.setdefault("root", _Node((), ctx.base)), 0
-    try:
-      while ctx.measurer.has_budget() and stalls < 32:
-        paths = [p for _ in range(self.batch) if (p := self._select(ctx, root)) is not None]
-        stalls = 0 if paths else stalls + 1
-        if not paths: continue
-        try: ctx.measurer.measure([p[-1].opts for p in paths], cut=True)   # a straggler's leaf goes back to pending
-        finally: self._backup(ctx, paths)
-      ctx.state["stopped"] = stalls >= 32
-    except BudgetExhausted: return
+    while self.step(ctx): pass
 
 @dataclass
 class RandomSearch:

@@ -31,7 +31,7 @@ deployed tinygrad model would run), after the JIT's two warm-up calls, with the 
 gets the cached opts at capture time, through search.cache's TinyJit hook. Outputs are checked against PyTorch when a module is given, else against tinygrad's default run, with the dataset's
 dtype tolerance (dataset.timing.compare)."""
 from __future__ import annotations
-import argparse, contextlib, dataclasses, json, math, random, statistics, sys, tempfile, time
+import argparse, contextlib, json, math, random, statistics, sys, tempfile, time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
@@ -46,12 +46,11 @@ from dataset.sampler import hand_coded
 from dataset.timing import compare
 from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned, stats as cache_stats
 from search.cli import load_model, tune_kernel
-from search.strategies import STRATEGIES, Beam, Context as SearchContext, finish, seed_batch
-from search.measure import Budget, Measurer, shared_pool
+from search.strategies import AHEAD, STRATEGIES, Context as SearchContext, finish, prepare_all
+from search.measure import Budget, Measurer
 
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes to the costliest)
-AHEAD = 3                 # kernels whose next round is prepared (scored, compiling) while the scheduler's current one is timed
 LEARNED = ("beam", "mcts", "pure-model")
 
 class ModelError(RuntimeError): pass
@@ -239,18 +238,11 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     except Exception as e:
       r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
       if i in ctxs: ctxs.pop(i).measurer.close()
-  # the beam's first batches, computed in the compile pool (a model descent is seconds of CPU per kernel), then compiled there too
-  searchable = [i for i in ctxs if rows[i]["status"] is None and hasattr(strat, "prepare")]
-  pool = shared_pool(device, workers) if workers > 1 else None
-  params = {f.name: getattr(strat, f.name) for f in dataclasses.fields(strat)} if isinstance(strat, Beam) else None
-  seeds = {i: pool.submit(seed_batch, (ctxs[i].measurer.blob, kernels[i].key, scorer, params)) for i in searchable} if pool and params else {}
-  for i in searchable:
-    try: batch = seeds[i].result() if i in seeds else None
-    except Exception as e: batch = None; log(f"  {kernels[i].name}: first batch computed here ({one_line(e, 200)})")
-    try: ahead = strat.prepare(ctxs[i], batch)
-    except Exception as e: ahead, rows[i]["status"] = [], f"failed: search setup ({one_line(e, 300)})"
-    first[i] = len(set(ahead) - {hands[i]}) or MIN_PER_KERNEL
-    ctxs[i].measurer.prefetch(ahead)
+  # the first batches: the beam's model descents in the compile pool, then compiling there too
+  searchable = [i for i in ctxs if rows[i]["status"] is None]
+  for i, batch in zip(searchable, prepare_all(strat, [ctxs[i] for i in searchable])):
+    if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
+    first[i] = len(set(batch) - {hands[i]}) or MIN_PER_KERNEL
   for i in list(ctxs):
     try:
       rows[i]["default_us"] = ctxs[i].measurer.measure([hands[i]])[0]*1e6

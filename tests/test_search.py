@@ -249,3 +249,18 @@ def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatc
   c, d = [(x,) for x, _ in children(base)[3:5]]
   assert all(t < math.inf for t in m.measure([c, d], cut=True))
   m.pool.shutdown(); m.close()
+
+def test_a_workloads_kernels_are_searched_together_each_under_its_own_budget():
+  # softmax is 3 kernels: search_kernels gives each a round in turn (one is timed while the others compile), so the timed
+  # candidates of different kernels interleave; every kernel keeps its own budget and gets a verified answer
+  from search.cli import search_kernels
+  v = parse_variant("softmax:rows=64:cols=256:log=0:fp32")
+  kernels = [Kernel(a.key.hex(), a, f"softmax#{i}", "t", "t") for i, a in enumerate(kernel_asts(*v.build("CPU")))]
+  order = []
+  found = search_kernels(kernels, "CPU", "beam", Budget(measurements=14), upcast_scorer, 0, 0, lambda m: order.append(m.kernel.key), k=2)
+  assert len(kernels) == 3 and len(found) == 3
+  for k, (o, m) in zip(kernels, found):
+    assert m.kernel is k and o.verified and 1 <= m.timed <= 14 + 1   # + hand-coded, if the search did not time it
+    m.close()
+  first_done = max(i for i, key in enumerate(order) if key == kernels[0].key)
+  assert any(key != kernels[0].key for key in order[:first_done]), "kernel 0's search ran to its end before the others started"
