@@ -103,11 +103,9 @@ class Beam:
   patience: int = 0
   name: str = "beam"
 
-  def _model_pass(self, ctx:Context) -> tuple[list, list, list]:
-    """Descend while the best score improves: (the top pick of every depth, deepest first; every scored child, best first; the
-    round the beam would time after its first batch if the model ranked the deepest configs right: the children of the last
-    depth's `width` best, in _round_robin's order)."""
-    beam, seen, picks, pool, best, ranked = [()], {ctx.base.ast.key}, [], [], -math.inf, []
+  def _model_pass(self, ctx:Context) -> tuple[list, list]:
+    """Descend while the best score improves: (the top pick of every depth, deepest first; every scored child, best first)."""
+    beam, seen, picks, pool, best = [()], {ctx.base.ast.key}, [], [], -math.inf
     for _ in range(self.max_depth):
       ranked, scores = _rank(ctx.expand(beam).result(), seen)
       if not ranked or scores[0] <= best: break
@@ -115,37 +113,32 @@ class Beam:
       picks.insert(0, ranked[0])
       if ctx.measurer is not None: ctx.measurer.prefetch([ranked[0][0]])   # every depth's top pick is timed: it compiles meanwhile
       pool += zip(scores.tolist(), ranked)
-    return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])], _round_robin(ranked, beam, 2*self.k)
+    return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
 
-  def _seed(self, ctx:Context) -> tuple[list, list]:
-    """(The first batch, the guess at the round after it: see prepare)."""
-    picks, pool, guess = self._model_pass(ctx)
-    if self.k == 0: return picks, []
+  def _seed(self, ctx:Context) -> list:
+    picks, pool = self._model_pass(ctx)
+    if self.k == 0: return picks
     hand = hand_coded(ctx.base)
     seeds = ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:self.seed_picks]
     keys = {key for _, key in seeds}
     for o, key in pool:
       if len(seeds) >= self.seed_picks + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
-    keys = {key for _, key in seeds}
-    return seeds, [c for c in guess if c[1] not in keys][:self.k]
+    return seeds
 
-  def prepare(self, ctx:Context, batch:tuple[list, list]|None=None) -> list[tuple[Opt, ...]]:
+  def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: (that batch, the guess) as seed_batch() computed them elsewhere (tune-model computes every kernel's in the compile pool).
-    The guess: while the first batch compiles, its next round is guessed from the model (the children of the deepest configs of
-    the descent) and compiled on the workers the batch leaves idle, so that when the measurements agree with the model that
-    round starts by timing. A wrong guess costs compiles, never a timing."""
+    `batch`: that batch as seed_batch() computed it elsewhere (tune-model computes every kernel's in the compile pool)."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
-      if batch is None: batch, guess = self._seed(ctx)
-      else: batch, guess = ([(o, k.ast.key) for o in b if (k := replay(ctx.base, o)) is not None] for b in batch)
+      if batch is None: batch = self._seed(ctx)
+      else: batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)
       else: st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
-                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None, guess=guess)
+                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None)
     return [o for o, _ in st["batch"] or []]
 
   def _next(self, ctx:Context, wait:bool=True) -> bool:
@@ -159,8 +152,7 @@ class Beam:
     beam, ex = st["expansion"]
     if not wait and not ex.done(): return False
     late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
-    guessed = {key: o for o, key in st["guess"]}   # the same kernel reached by another path: its compile is under way
-    st["batch"] = late + [(guessed.get(key, o), key) for o, key in _round_robin(_rank(ex.result(), st["seen"])[0], beam, self.k)]
+    st["batch"] = late + _round_robin(_rank(ex.result(), st["seen"])[0], beam, self.k)
     st["late"], st["expansion"] = [c for c in st["late"] if c not in late], None
     return True
 
@@ -181,7 +173,6 @@ class Beam:
       if st["rounds"] >= self.max_depth: st["stopped"] = True; return False
       self._next(ctx)
       if not st["batch"]: st["stopped"] = True; return False
-    if st["rounds"] == 0: ctx.measurer.prefetch([o for o, _ in st["batch"]] + [o for o, _ in st["guess"]])   # after the batch
     try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=True)
     except BudgetExhausted: return False   # this batch again when the budget grows
     got = [(c, t) for c, t in zip(st["batch"], times) if not math.isnan(t)]
@@ -198,11 +189,11 @@ class Beam:
     """Search until the budget runs out or the beam stops improving."""
     while self.step(ctx): pass
 
-def seed_batch(args:tuple[bytes, str, Scorer, dict]) -> tuple[list[tuple[Opt, ...]], list[tuple[Opt, ...]]]:
-  """Beam(**params)'s first batch and its guess at the next round for a kernel (AST blob, key), computed in a compile worker:
-  the model descent costs seconds of CPU per kernel, and tune-model has dozens of kernels to start at once."""
+def seed_batch(args:tuple[bytes, str, Scorer, dict]) -> list[tuple[Opt, ...]]:
+  """Beam(**params)'s first batch for a kernel (AST blob, key), computed in a compile worker: the model descent costs seconds of
+  CPU per kernel, and tune-model has dozens of kernels to start at once."""
   blob, key, score, params = args
-  return tuple([o for o, _ in b] for b in Beam(**params)._seed(Context(worker_base(blob, key), None, score)))
+  return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score))]
 
 def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
   """Every context's first batch (Beam.prepare), compiling at once: with several kernels the model descents run in the compile

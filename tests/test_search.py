@@ -9,9 +9,9 @@ from tinygrad.engine.realize import compile_linear
 from dataset.corpus import parse_variant
 from dataset.kernel import Kernel, kernel_asts, scheduler, with_opts, opts_to_json
 from dataset.device import renderer_for
-from dataset.sampler import hand_coded, replay
+from dataset.sampler import hand_coded
 from search.measure import Budget, Measurer
-from search.strategies import STRATEGIES, Beam, Context, finish
+from search.strategies import STRATEGIES, Context, finish
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = renderer_for("CPU")
@@ -196,12 +196,11 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
   assert pickle.loads(pickle.dumps(score)).model.path == score.model.path
   m = Measurer(k, "CPU", Budget(), workers=2)
-  local = tuple([o for o, _ in b] for b in Beam()._seed(Context(scheduler(k.ast, CPU), None, score)))
-  pooled, guess = m.pool.submit(seed_batch, (m.blob, k.key, score, {"seed_picks": 8})).result()
-  assert (pooled, guess) == local and len(pooled) == 9   # hand-coded + the model's 8
-  assert 1 <= len(guess) <= Beam().k and not set(guess) & set(pooled)   # the next round, guessed: compiled, never timed twice
+  local = [o for o, _ in Beam()._seed(Context(scheduler(k.ast, CPU), None, score))]
+  pooled = m.pool.submit(seed_batch, (m.blob, k.key, score, {"seed_picks": 8})).result()
+  assert pooled == local and len(local) == 9   # hand-coded + the model's 8
   ctx = Context(scheduler(k.ast, CPU), m, score)
-  m.prefetch(Beam().prepare(ctx, (pooled, guess)))
+  m.prefetch(Beam().prepare(ctx, pooled))
   compiled = m.compiled
   m.measure(pooled)
   assert m.compiled == compiled and m.timed >= 1 and m.verify(min(m.times, key=m.times.get)) is None
@@ -265,26 +264,3 @@ def test_a_workloads_kernels_are_searched_together_each_under_its_own_budget():
     m.close()
   first_done = max(i for i, key in enumerate(order) if key == kernels[0].key)
   assert any(key != kernels[0].key for key in order[:first_done]), "kernel 0's search ran to its end before the others started"
-
-def test_the_beam_compiles_its_guess_at_the_next_round_while_the_first_is_timed():
-  # the children of the descent's deepest configs are compiled (never timed) while the first batch is timed; a guessed config the
-  # next round asks for is timed without compiling again
-  k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
-  from models.cost_model import CostModel
-  m = Measurer(k, "CPU", Budget(measurements=40), workers=2)
-  ctx, beam = Context(scheduler(k.ast, CPU), m, CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()), Beam(k=3)
-  batch = beam.prepare(ctx)
-  guess = [o for o, _ in ctx.state["guess"]]
-  assert 1 <= len(guess) <= 3 and not set(guess) & set(batch)
-  beam.step(ctx)
-  assert not set(guess) & set(m.times) and all(o in m._ahead for o in guess)   # compiling or compiled, not timed
-  # measurements that agree with the model: the descent's deepest configs measured fastest (on this CPU they need not be)
-  parents = [o for o in dict.fromkeys(o[:-1] for o in guess) if o in m.times]
-  assert parents   # the model's best at the deepest level is in the first batch
-  ctx.state["measured"] = [(o, replay(ctx.base, o).ast.key) for o in parents] + [c for c in ctx.state["measured"] if c[0] not in parents]
-  before, compiled = set(m.times), m.compiled
-  beam.step(ctx)
-  second = set(m.times) - before
-  assert set(guess) & second, "the next round took none of the guessed configs"
-  assert m.compiled - compiled == len(second - set(guess))
-  m.close()
