@@ -111,6 +111,22 @@ class Store:
     q = "SELECT COUNT(*) FROM measurements" + (" WHERE status=?" if status else " WHERE status!='pending'")
     return self.db.execute(q, (status,) if status else ()).fetchone()[0]
 
+  def merge(self, src:str|os.PathLike) -> int:
+    """Add another store's devices, kernels and finished measurements (a shard measured on another GPU or host). What this store
+    already has is kept: a kernel or (kernel, opts, device) row it holds is not replaced. Returns the measurements added."""
+    other = Store(src, readonly=True); other.close()   # a clear error for a missing or foreign file
+    before = self.count()
+    with self.db:
+      self.db.execute("BEGIN")
+      self.db.execute("ATTACH DATABASE ? AS src", (f"file:{Path(src)}?mode=ro",))
+      self.db.execute("INSERT OR IGNORE INTO devices SELECT * FROM src.devices")
+      self.db.execute("INSERT OR IGNORE INTO variants SELECT * FROM src.variants")
+      self.db.execute("INSERT OR IGNORE INTO kernels SELECT * FROM src.kernels")
+      cols = "kernel, opts, device, arch, tinygrad, source, status, time_s, runtimes, early_stop, compile_s, checked, error, attempts, ts"
+      self.db.execute(f"INSERT OR IGNORE INTO measurements ({cols}) SELECT {cols} FROM src.measurements WHERE status != 'pending' ORDER BY id")
+    self.db.execute("DETACH DATABASE src")
+    return self.count() - before
+
   # *** reading ***
   def frame(self):
     """Every finished measurement with its kernel's name, family and workload, as a pandas DataFrame."""
