@@ -2,23 +2,24 @@
 # One GPU-host call (device tool) on a multi-GPU host: measure the shard stores in out/shards (python -m dataset.shard split),
 # one generate-dataset per GPU, for BUDGET seconds; the shards come back in $OUT. Merge them here afterwards:
 #   python -m dataset.shard merge dataset/data/cuda.sqlite <files_at>/shard*.sqlite
-#   usage: bash scripts/gpu_generate_shards.sh BUDGET_S SAMPLES_PER_KERNEL   (carry out/shards and .whl)
+#   usage: bash scripts/gpu_generate_shards.sh BUDGET_S SAMPLES_PER_KERNEL [SHARD_DIR=out/shards]   (carry SHARD_DIR and .whl)
 set -u
-BUDGET=${1:-440}; SPK=${2:-70}
+BUDGET=${1:-440}; SPK=${2:-70}; DIR=${3:-out/shards}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/tinygrad-*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gen.log
 GPUS=$(nvidia-smi -L | wc -l); CORES=$(nproc); echo "gpus $GPUS cores $CORES" | tee -a $OUT/gen.log
 WORKERS=$(( CORES / GPUS - 1 ))
 pids=()
-for f in out/shards/shard*.sqlite; do
-  i=${f//[!0-9]/}
+for f in $DIR/shard*.sqlite; do
+  i=$(basename $f .sqlite); i=${i#shard}
   cp "$f" $OUT/
-  CUDA_VISIBLE_DEVICES=$(( i % GPUS )) python3 -m dataset.generate --device CUDA --kernels "$(cat out/shards/shard$i.txt)" \
+  CUDA_VISIBLE_DEVICES=$(( i % GPUS )) python3 -m dataset.generate --device CUDA --kernels "$(cat $DIR/shard$i.txt)" \
     --samples-per-kernel $SPK --time-budget $BUDGET --workers $WORKERS --out $OUT/shard$i.sqlite --no-progress > /tmp/shard$i.log 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait $p; done
+rm -f $OUT/*.lock $OUT/*.heartbeat   # the host returns at most 8 files: only the stores and one log
 for f in $OUT/shard*.sqlite; do   # one log back (the host returns at most 8 files)
   n=$(basename $f .sqlite)
   { echo "== $n: $(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from measurements where status='ok'\").fetchone()[0])" $f) ok"; cat /tmp/$n.log; } | tee -a $OUT/gen.log | tail -2 | cut -c1-400
