@@ -10,7 +10,7 @@ and enforces the budget); the answer is the fastest verified config measured, ne
 from __future__ import annotations
 import contextlib, math, random
 from dataclasses import dataclass, field, fields
-from typing import Callable
+from typing import Callable, Generator
 import numpy as np
 from tinygrad.codegen.opt import Opt
 from tinygrad.codegen.opt.postrange import Scheduler
@@ -36,10 +36,10 @@ class Expansion:
   """The scored children of some configs: enumerating and featurizing a convolution's children costs ~0.15 s of CPU per parent,
   so with a compile pool (and a scorer that can travel to it) each parent is expanded in a worker, in parallel, and the caller
   may go on meanwhile; without one they are expanded here, when asked."""
-  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]]):
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], pooled:bool=False):
     self.ctx, self.parents, self.futs, self.rows = ctx, parents, None, None
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
-    if m is not None and m.pool is not None and len(parents) > 1 and portable:
+    if m is not None and m.pool is not None and (len(parents) > 1 or pooled) and portable:
       try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, ctx.actions, p)) for p in parents]
       except Exception: self.futs = None   # a broken pool: here, then
   def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
@@ -61,7 +61,7 @@ class Context:
   actions: list[Opt] = field(default_factory=lambda: ACTIONS)
   final_picks: list[tuple[Opt, ...]] = field(default_factory=list)  # model's picks left for the final verification
   state: dict = field(default_factory=dict)   # where a search stopped, so that a later run() with more budget goes on from there
-  def expand(self, parents:list[tuple[Opt, ...]]) -> Expansion: return Expansion(self, parents)
+  def expand(self, parents:list[tuple[Opt, ...]], pooled:bool=False) -> Expansion: return Expansion(self, parents, pooled)
 
 def _rank(rows:list[Scored], seen:set[bytes]) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
   """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
@@ -84,14 +84,20 @@ def _round_robin(ranked:list, parents:list[tuple[Opt, ...]], k:int) -> list:
       if q and len(out) < k: out.append(q.pop(0))
   return out
 
+def _drive(gen:Generator):
+  """Run a generator to its end; its return value."""
+  while True:
+    try: next(gen)
+    except StopIteration as e: return e.value
+
 @dataclass
 class Beam:
   """Model-guided beam, in few rounds of many candidates: on the GPU a round costs one compile latency (the candidates compile in
   parallel) and the rounds run one after another, so the wall time is the number of rounds, not of candidates.
 
   Round 0 (seed): a model-only descent (the best `width` children per depth, while the best score improves) proposes candidates;
-  tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
-  are timed together. Later rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored,
+  tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall;
+  the whole budget when it is too small for a second round: first_batch) are timed together. Later rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored,
   and `k` timed: each parent's best-scored child in turn, fastest parent first. A candidate whose compile straggles far behind its
   round's (Measurer.measure's cut) is not waited for: it joins the next round. Stops after `patience`+1 rounds in a row without
   a faster time, at max_depth rounds, or when the budget runs out. k=0 is pure-model mode: the top pick of every depth, deepest
@@ -103,11 +109,14 @@ class Beam:
   patience: int = 0
   name: str = "beam"
 
-  def _model_pass(self, ctx:Context) -> tuple[list, list]:
-    """Descend while the best score improves: (the top pick of every depth, deepest first; every scored child, best first)."""
+  def descend(self, ctx:Context, pooled:bool=False) -> Generator[Expansion, None, tuple[list, list]]:
+    """The model-only descent (the best `width` children per depth, while the best score improves) as a generator: it yields each
+    depth's expansion, started (in the pool if `pooled` or several parents), before it waits on it, so that several kernels'
+    descents run in lockstep (prepare_all). Returns (the top pick of every depth, deepest first; every scored child, best first)."""
     beam, seen, picks, pool, best = [()], {ctx.base.ast.key}, [], [], -math.inf
     for _ in range(self.max_depth):
-      ranked, scores = _rank(ctx.expand(beam).result(), seen)
+      yield (ex := ctx.expand(beam, pooled))
+      ranked, scores = _rank(ex.result(), seen)
       if not ranked or scores[0] <= best: break
       best, beam = float(scores[0]), [o for o, _ in ranked[:self.width]]
       picks.insert(0, ranked[0])
@@ -115,20 +124,28 @@ class Beam:
       pool += zip(scores.tolist(), ranked)
     return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
 
-  def _seed(self, ctx:Context) -> list:
-    picks, pool = self._model_pass(ctx)
+  def first_batch(self, ctx:Context) -> int:
+    """Model picks in the first batch: seed_picks, or the whole measurement budget (less the hand-coded) when it cannot pay for
+    two such rounds. Each round costs a compile latency; in the 2026-11-21 H200 bench (logs/search_bench_s6_call1.log) a second
+    round of 6 gained 0-3% on 15 of 18 kernels, for 0.3-3.8 s of an op's search."""
+    n = ctx.measurer.budget.measurements if ctx.measurer is not None else None
+    return n - 1 if n is not None and 1 < n <= 2*(self.seed_picks + 1) else self.seed_picks
+
+  def _seed(self, ctx:Context, found:tuple[list, list]|None=None) -> list:
+    picks, pool = found if found is not None else _drive(self.descend(ctx))
     if self.k == 0: return picks
+    n = self.first_batch(ctx)
     hand = hand_coded(ctx.base)
-    seeds = ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:self.seed_picks]
+    seeds = ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n]
     keys = {key for _, key in seeds}
     for o, key in pool:
-      if len(seeds) >= self.seed_picks + 1: break
+      if len(seeds) >= n + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
     return seeds
 
   def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: that batch as seed_batch() computed it elsewhere (tune-model computes every kernel's in the compile pool)."""
+    `batch`: that batch as prepare_all computed it (in lockstep with other kernels' descents, or by seed_batch in a worker)."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
@@ -195,21 +212,42 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict]) -> list[tuple[Opt, ...]]:
   blob, key, score, params = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score))]
 
+LOCKSTEP = 8   # up to this many kernels descend together, each depth's expansions spread over the pool; more: one kernel per worker
+
+def _lockstep(strat:Beam, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|None]:
+  """The kernels' model descents side by side: every kernel's next depth is started in the pool before any is waited on, so a
+  workload of a few kernels descends in the time of its slowest (one kernel per worker would take its 4 parents one by one)."""
+  gens = {i: strat.descend(c, pooled=True) for i, c in enumerate(ctxs)}
+  out: list = [None]*len(ctxs)   # None: computed by prepare(), here, after all
+  while gens:
+    for i in list(gens):
+      try: next(gens[i])
+      except StopIteration as e:
+        del gens[i]
+        with contextlib.suppress(Exception): out[i] = [o for o, _ in strat._seed(ctxs[i], e.value)]
+      except Exception: del gens[i]
+  return out
+
 def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
-  """Every context's first batch (Beam.prepare), compiling at once: with several kernels the model descents run in the compile
-  pool, one kernel per worker (seconds of CPU each), where the scorer can travel there (one kernel's descent runs here instead,
-  its expansions spread over the pool); each batch is prefetched as it is ready, so the pool stays full instead of waiting on
-  one kernel's batch at a time. Per context: its batch, or why it could not be prepared."""
+  """Every context's first batch (Beam.prepare), compiling at once. With several kernels the model descents run in the compile
+  pool where the scorer can travel there: in lockstep, their expansions spread over the workers (up to LOCKSTEP kernels), or one
+  kernel per worker (seconds of CPU each; tune-model has dozens); one kernel's descent runs here, its expansions spread over the
+  pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time. Per
+  context: its batch, or why it could not be prepared."""
   if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
-  params = {f.name: getattr(strat, f.name) for f in fields(strat)} if isinstance(strat, Beam) else None
-  futs = {}
-  for i, c in enumerate(ctxs):
-    m = c.measurer
-    if params is not None and len(ctxs) > 1 and m.pool is not None and getattr(c.score, "portable", lambda: False)():
-      with contextlib.suppress(Exception): futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, params))
+  remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
+    c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)
+  futs, batches = {}, [None]*len(ctxs)
+  if remote and len(ctxs) <= LOCKSTEP: batches = _lockstep(strat, ctxs)
+  elif remote:
+    params = {f.name: getattr(strat, f.name) for f in fields(strat)}
+    for i, c in enumerate(ctxs):
+      m = c.measurer
+      with contextlib.suppress(Exception):
+        futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}))
   out: list = []
   for i, c in enumerate(ctxs):
-    try: batch = futs[i].result() if i in futs else None
+    try: batch = futs[i].result() if i in futs else batches[i]
     except Exception: batch = None   # computed here, then
     try: out.append(strat.prepare(c, batch))
     except Exception as e: out.append(e); continue

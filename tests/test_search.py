@@ -44,6 +44,7 @@ def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, 
   def run(budgets):
     m = Measurer(k, "CPU", Budget())
     ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+    if strategy == "beam": STRATEGIES[strategy]().prepare(ctx)   # as tune-model does, before any budget: a first batch of seed_picks
     timed = []
     for b in budgets:
       m.budget.measurements = b
@@ -61,7 +62,7 @@ def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, 
 def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatch):
   import search.strategies as S
   rounds = []
-  def expand(self, parents): rounds.append(len(parents)); return S.Expansion(self, parents)
+  def expand(self, parents, pooled=False): rounds.append(len(parents)); return S.Expansion(self, parents, pooled)
   monkeypatch.setattr(S.Context, "expand", expand)
   k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
   m = Measurer(k, "CPU", Budget(measurements=12))
@@ -210,6 +211,21 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   pooled_rows = ctx.expand(parents)
   assert pooled_rows.futs is not None and pooled_rows.result() == Expansion(Context(ctx.base, None, score), parents).result()
   m.close()
+
+def test_kernels_descend_in_lockstep_to_their_local_batches():
+  # a workload's few kernels descend together, each depth's expansions in the pool: the same first batches as one by one here,
+  # all of the measurement budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup)
+  from models.cost_model import CostModel
+  from search.strategies import Beam, prepare_all
+  score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
+  ks = [_kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32"), _kernel("gemm:m=32:k=64:n=32:fp32")]
+  for n in (3, None):
+    ms = [Measurer(k, "CPU", Budget(measurements=n), workers=2) for k in ks]
+    ctxs = [Context(scheduler(k.ast, CPU), m, score) for k, m in zip(ks, ms)]
+    got = prepare_all(Beam(), ctxs)
+    local = [[o for o, _ in Beam()._seed(Context(scheduler(k.ast, CPU), m, score))] for k, m in zip(ks, ms)]
+    assert got == local and [len(b) for b in got] == [3 if n else 9]*2 and all(m.compiled >= len(b) for m, b in zip(ms, got))
+    for m in ms: m.close()
 
 def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatch):
   # a full UNROLL after TC compiles 10-50x slower than its siblings on the GPU; here one candidate's compile is made slow
