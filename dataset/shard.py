@@ -5,7 +5,7 @@ own generate-dataset (one per GPU), then merge the shards into the main store.
   CUDA_VISIBLE_DEVICES=$i generate-dataset --kernels "$(cat out/shards/shard$i.txt)" --out out/shards/shard$i.sqlite ...
   python -m dataset.shard merge dataset/data/cuda.sqlite out/shards/shard*.sqlite
 
-A shard holds only kernels that neither the base store nor an earlier shard holds, so no kernel is measured twice; variants go to
+A shard holds only kernels that neither the base store has measured nor an earlier shard holds, so no kernel is measured twice; variants go to
 the shard with the fewest kernels so far (largest variants first), which balances the GPUs' work."""
 from __future__ import annotations
 import argparse, sys
@@ -17,7 +17,7 @@ def split(base:str|None, kernels:str, shards:int, out_dir:str|Path, device:str="
   """Shard stores out_dir/shard{i}.sqlite (with their variant lists in shard{i}.txt): (store, variant names, kernels) per shard."""
   seen: set[str] = set()
   if base is not None and Path(base).is_file():
-    b = Store(base, readonly=True); seen = b.kernel_keys(); b.close()
+    b = Store(base, readonly=True); seen = b.measured_keys(); b.close()
   found = [(v, ks) for v, ks in extract(select(kernels, device), device, seen) if ks]
   found.sort(key=lambda vk: -len(vk[1]))
   parts: list[list] = [[] for _ in range(shards)]

@@ -62,6 +62,8 @@ class Store:
                           [(k.key, device, k.name, k.family, k.workload, name, f, b, k.blob()) for k, (f, b) in zip(kernels, rows)])
       self.db.execute("INSERT OR REPLACE INTO variants VALUES (?,?,?)", (name, device, len(kernels)))
   def kernel_keys(self) -> set[str]: return {r[0] for r in self.db.execute("SELECT key FROM kernels")}
+  def measured_keys(self) -> set[str]:
+    return {r[0] for r in self.db.execute("SELECT DISTINCT kernel FROM measurements WHERE status != 'pending'")}
   def kernels(self, device:str|None=None, variants:list[str]|None=None) -> list[dict]:
     q, args = "SELECT key, device, name, family, workload, variant, flops, bytes, ast FROM kernels", []
     if device is not None: q, args = q + " WHERE device=?", [device]
