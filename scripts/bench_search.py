@@ -76,8 +76,8 @@ def main(argv=None) -> int:
   ap = argparse.ArgumentParser("bench_search")
   ap.add_argument("--print-keys", metavar="DEVICE", help="print the suite's kernel AST keys on DEVICE (for train-cost-model --exclude-keys) and exit")
   ap.add_argument("--model", help="a cost model trained without the suite's kernels")
-  ap.add_argument("--budget", type=int, default=15, help="timed candidates per kernel for learned beam and MCTS (default: the beam's "
-                  "first batch, 9, and one round of 6; a round of one more would cost a whole compile latency)")
+  ap.add_argument("--budget", type=int, default=15, help="timed candidates per kernel for learned beam and MCTS (default 15: the beam "
+                  "spends it in one batch, the hand-coded and 14 model picks, since every round costs a compile latency)")
   ap.add_argument("--kernel-seconds", type=float, default=60, help="wall-time cap per kernel for learned beam and MCTS")
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the final side-by-side re-timing of every strategy's kernels")
   ap.add_argument("--ops", default=None, help="comma list of suite ops (default: the suite and every --op)")

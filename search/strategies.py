@@ -96,11 +96,12 @@ class Beam:
   parallel) and the rounds run one after another, so the wall time is the number of rounds, not of candidates.
 
   Round 0 (seed): a model-only descent (the best `width` children per depth, while the best score improves) proposes candidates;
-  tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall;
-  the whole budget when it is too small for a second round: first_batch) are timed together. Later rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored,
-  and `k` timed: each parent's best-scored child in turn, fastest parent first. A candidate whose compile straggles far behind its
-  round's (Measurer.measure's cut) is not waited for: it joins the next round. Stops after `patience`+1 rounds in a row without
-  a faster time, at max_depth rounds, or when the budget runs out. k=0 is pure-model mode: the top pick of every depth, deepest
+  tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
+  are timed together; a budget too small for two rounds is all spent in this one, and the search ends there (one_round). Later
+  rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored, and `k` timed: each parent's
+  best-scored child in turn, fastest parent first. A candidate whose compile straggles far behind its round's (Measurer.measure's
+  cut) is not waited for: it joins the next round. Stops after `patience`+1 rounds in a row without a faster time, at max_depth
+  rounds, or when the budget runs out. k=0 is pure-model mode: the top pick of every depth, deepest
   first, is left to the final verification. Entries are (opts, AST key)."""
   width: int = 4
   k: int = 6
@@ -124,12 +125,18 @@ class Beam:
       pool += zip(scores.tolist(), ranked)
     return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
 
-  def first_batch(self, ctx:Context) -> int:
-    """Model picks in the first batch: seed_picks, or the whole measurement budget (less the hand-coded) when it cannot pay for
-    two such rounds. Each round costs a compile latency; in the 2026-11-21 H200 bench (logs/search_bench_s6_call1.log) a second
-    round of 6 gained 0-3% on 15 of 18 kernels, for 0.3-3.8 s of an op's search."""
+  def one_round(self, ctx:Context) -> bool:
+    """Whether the measurement budget is too small to pay for two rounds of seed_picks: then the first batch takes all of it (less
+    the hand-coded) and the search ends there, its stragglers not waited for. Each round costs a compile latency: in the H200
+    benches of 2026-11-21 a second round of 6 gained 0-3% on 15 of 18 kernels for 0.3-3.8 s of an op's search
+    (logs/search_bench_s6_call1.log), and one spending what stragglers left of a one-round budget gained 0-5% on 4 of 18 kernels
+    for 2.4-7.1 s (logs/search_bench_s7_call3.log)."""
     n = ctx.measurer.budget.measurements if ctx.measurer is not None else None
-    return n - 1 if n is not None and 1 < n <= 2*(self.seed_picks + 1) else self.seed_picks
+    return n is not None and 1 < n <= 2*(self.seed_picks + 1)
+
+  def first_batch(self, ctx:Context) -> int:
+    """Model picks in the first batch (see one_round)."""
+    return ctx.measurer.budget.measurements - 1 if self.one_round(ctx) else self.seed_picks
 
   def _seed(self, ctx:Context, found:tuple[list, list]|None=None) -> list:
     picks, pool = found if found is not None else _drive(self.descend(ctx))
@@ -155,7 +162,8 @@ class Beam:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)
       else: st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
-                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None)
+                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None,
+                      max_rounds=1 if self.one_round(ctx) else self.max_depth)
     return [o for o, _ in st["batch"] or []]
 
   def _next(self, ctx:Context, wait:bool=True) -> bool:
@@ -177,7 +185,7 @@ class Beam:
     """Get the next round ready without waiting for it: its children scored in the pool, then its batch compiling there, so that
     a later run() starts by timing. tune-model calls it for the kernels its scheduler will search next."""
     st = ctx.state
-    if not st or st["stopped"] or st["batch"] is not None or st["rounds"] >= self.max_depth: return
+    if not st or st["stopped"] or st["batch"] is not None or st["rounds"] >= st["max_rounds"]: return
     if self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
 
   def step(self, ctx:Context) -> bool:
@@ -187,7 +195,7 @@ class Beam:
     self.prepare(ctx)
     if st["stopped"]: return False
     if st["batch"] is None:
-      if st["rounds"] >= self.max_depth: st["stopped"] = True; return False
+      if st["rounds"] >= st["max_rounds"]: st["stopped"] = True; return False
       self._next(ctx)
       if not st["batch"]: st["stopped"] = True; return False
     try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=True)

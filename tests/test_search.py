@@ -70,6 +70,18 @@ def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatc
   assert len(rounds) >= 2 and max(rounds) <= 3, rounds
   m.close()
 
+def test_a_budget_too_small_for_two_rounds_is_spent_in_one():
+  from search.strategies import Beam
+  k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
+  for n in (6, 40):
+    m = Measurer(k, "CPU", Budget(measurements=n))
+    ctx, b = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0)), Beam()
+    batch = b.prepare(ctx)
+    b.run(ctx)
+    if n == 6: assert len(batch) == 6 and ctx.state["rounds"] == 1 and m.timed <= 6   # the hand-coded + 5 picks, then the end
+    else: assert len(batch) == b.seed_picks + 1 and ctx.state["rounds"] >= 2
+    m.close()
+
 def test_compile_pool_is_shared_across_kernels():
   a, b = _kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("softmax:rows=16:cols=64:log=0:fp32")
   times = []
