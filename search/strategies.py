@@ -128,9 +128,9 @@ class Beam:
   def one_round(self, ctx:Context) -> bool:
     """Whether the measurement budget is too small to pay for two rounds of seed_picks: then the first batch takes all of it (less
     the hand-coded) and the search ends there, its stragglers not waited for. Each round costs a compile latency: in the H200
-    benches of 2026-11-21 a second round of 6 gained 0-3% on 15 of 18 kernels for 0.3-3.8 s of an op's search
-    (logs/search_bench_s6_call1.log), and one spending what stragglers left of a one-round budget gained 0-5% on 4 of 18 kernels
-    for 2.4-7.1 s (logs/search_bench_s7_call3.log)."""
+    benches of 2026-11-21 a second round of 6 found nothing faster on 13 of 18 kernels, 0.1-2.7% on 4 and 11% on one, for 0.3-3.8 s
+    of an op's search (results/logs/search_bench_s6_call1.log), and one spending what stragglers left of a one-round budget found
+    1-5% on 3 of 18 kernels (attention's) and nothing elsewhere, for 2.4-7.1 s (results/logs/search_bench_s7_call3.log)."""
     n = ctx.measurer.budget.measurements if ctx.measurer is not None else None
     return n is not None and 1 < n <= 2*(self.seed_picks + 1)
 
