@@ -150,13 +150,13 @@ class Beam:
       if key not in keys: keys.add(key); seeds.append((o, key))
     return seeds
 
-  def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None) -> list[tuple[Opt, ...]]:
+  def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None, found:tuple[list, list]|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: that batch as prepare_all computed it (in lockstep with other kernels' descents, or by seed_batch in a worker)."""
+    `batch`: that batch as seed_batch computed it in a worker; `found`: the model descent's result, as prepare_all's lockstep ran it."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
-      if batch is None: batch = self._seed(ctx)
+      if batch is None: batch = self._seed(ctx, found)
       else: batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
@@ -222,17 +222,16 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict]) -> list[tuple[Opt, ...]]:
 
 LOCKSTEP = 8   # up to this many kernels descend together, each depth's expansions spread over the pool; more: one kernel per worker
 
-def _lockstep(strat:Beam, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|None]:
+def _lockstep(strat:Beam, ctxs:list[Context]) -> list[tuple[list, list]|None]:
   """The kernels' model descents side by side: every kernel's next depth is started in the pool before any is waited on, so a
-  workload of a few kernels descends in the time of its slowest (one kernel per worker would take its 4 parents one by one)."""
+  workload of a few kernels descends in the time of its slowest (one kernel per worker would take its 4 parents one by one).
+  Per kernel: what its descent found (Beam.prepare's `found`), or None if it failed (prepare descends again, here)."""
   gens = {i: strat.descend(c, pooled=True) for i, c in enumerate(ctxs)}
-  out: list = [None]*len(ctxs)   # None: computed by prepare(), here, after all
+  out: list = [None]*len(ctxs)
   while gens:
     for i in list(gens):
       try: next(gens[i])
-      except StopIteration as e:
-        del gens[i]
-        with contextlib.suppress(Exception): out[i] = [o for o, _ in strat._seed(ctxs[i], e.value)]
+      except StopIteration as e: out[i] = e.value; del gens[i]
       except Exception: del gens[i]
   return out
 
@@ -245,8 +244,8 @@ def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Excepti
   if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
   remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
     c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)
-  futs, batches = {}, [None]*len(ctxs)
-  if remote and len(ctxs) <= LOCKSTEP: batches = _lockstep(strat, ctxs)
+  futs, found = {}, [None]*len(ctxs)
+  if remote and len(ctxs) <= LOCKSTEP: found = _lockstep(strat, ctxs)
   elif remote:
     params = {f.name: getattr(strat, f.name) for f in fields(strat)}
     for i, c in enumerate(ctxs):
@@ -255,9 +254,9 @@ def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Excepti
         futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}))
   out: list = []
   for i, c in enumerate(ctxs):
-    try: batch = futs[i].result() if i in futs else batches[i]
+    try: batch = futs[i].result() if i in futs else None
     except Exception: batch = None   # computed here, then
-    try: out.append(strat.prepare(c, batch))
+    try: out.append(strat.prepare(c, batch, found[i]))
     except Exception as e: out.append(e); continue
     c.measurer.prefetch(out[-1])
   return out
