@@ -16,7 +16,7 @@ from dataset.store import Store, StoreError
 def split(base:str|None, kernels:str, shards:int, out_dir:str|Path, device:str="CUDA") -> list[tuple[Path, list[str], int]]:
   """Shard stores out_dir/shard{i}.sqlite (with their variant lists in shard{i}.txt): (store, variant names, kernels) per shard."""
   seen: set[str] = set()
-  if base is not None and Path(base).is_file():
+  if base is not None:   # a base that is not there is an error (StoreError), not an empty store: everything would be measured again
     b = Store(base, readonly=True); seen = b.measured_keys(); b.close()
   found = [(v, ks) for v, ks in extract(select(kernels, device), device, seen) if ks]
   found.sort(key=lambda vk: -len(vk[1]))

@@ -104,6 +104,7 @@ def test_shards_split_without_overlap_and_merge_once(tmp_path):
   assert b.kernel_keys() == keys[0] | keys[1] | {k.key for k in ks} and b.count("ok") == len(ks) + len(keys[0] | keys[1])
   assert b.count("pending") == 0
   with pytest.raises(Exception, match="no dataset"): merge(tmp_path / "base.sqlite", [tmp_path / "missing.sqlite"])
+  with pytest.raises(Exception, match="no dataset"): split(tmp_path / "missing.sqlite", names, 2, tmp_path / "sh2", "CPU")
 
 def _gen(out, *args, **kw):
   return subprocess.Popen([sys.executable, "-m", "dataset.generate", "--device", "CPU", "--out", str(out), "--no-progress",
