@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy, hashlib, random, signal, time, traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 import multiprocessing
 from tinygrad.codegen.opt import Opt
 from tinygrad.codegen.opt.postrange import Scheduler
@@ -12,16 +13,17 @@ from tinygrad.renderer import Renderer
 from tinygrad.uop.ops import UOp, Ops
 import tinygrad.codegen as cg
 from dataset.kernel import Kernel, scheduler
-from dataset.sampler import propose, replay
+from dataset.sampler import model_children, propose, replay
 
 @dataclass(frozen=True)
 class Task:
   key: str                       # kernel key
-  kind: str                      # 'fixed' | 'hand' | 'random' | 'expand' | 'mutate'
+  kind: str                      # 'fixed' | 'hand' | 'random' | 'expand' | 'mutate' | 'model'
   parent: tuple[Opt, ...] = ()
   avoid: frozenset = frozenset()      # opt sequences already measured
   avoid_asts: frozenset = frozenset() # optimized-AST keys already measured: other opts, same kernel code
   seed: int = 0
+  score: Any = None                   # 'model': the cost model's scorer (it pickles as the model file's path)
 
 @dataclass
 class Compiled:
@@ -75,9 +77,12 @@ def run_task(task:Task) -> Compiled:
   try: base = _base(task.key)
   except Exception as e: return Compiled(task, None, "none", error=f"kernel setup failed: {e}")
   # propose until the kernel code is new: different opt sequences often lower to the same code, and compiling is the cost
-  for _ in range(1 if task.kind in ("fixed", "hand") else 4):
+  try: ranked = iter(model_children(base, task.parent, task.score, task.avoid)) if task.kind == "model" else None
+  except Exception as e: return Compiled(task, None, "none", error=f"model proposal failed: {type(e).__name__}: {e}")
+  for _ in range(1 if task.kind in ("fixed", "hand") else 8 if ranked is not None else 4):
     try:
-      if (opts := propose(base, task.kind, rng, task.parent, task.avoid)) is None: return Compiled(task, None, "none")
+      opts = next(ranked, None) if ranked is not None else propose(base, task.kind, rng, task.parent, task.avoid)
+      if opts is None: return Compiled(task, None, "none")
       ast = optimized_ast(base, opts)
     except Exception as e: return Compiled(task, None, "none", error=f"proposal failed: {type(e).__name__}: {e}")
     if (akey := ast.key.hex()[:20]) not in task.avoid_asts: break

@@ -4,13 +4,14 @@ The process that owns the device runs under a supervisor: a config that crashes 
 poisons the context) or hangs it (no heartbeat for --hang-timeout) is killed, recorded from its pending row, and the run resumes."""
 from __future__ import annotations
 import argparse, json, math, os, random, signal, subprocess, sys, time
+from dataclasses import replace
 from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from tqdm import tqdm
 from dataset.corpus import CORPUS, ShapeError, Variant, extract, select
 from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
-from dataset.plan import KernelPlan
+from dataset.plan import KernelPlan, MIX, MODEL_MIX
 from dataset.compile import Task, Compiled, make_pool
 from dataset.store import Store, StoreError
 from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for, L2Flush
@@ -21,7 +22,7 @@ EXIT_RESTART = 3   # the child asks to be restarted (device context unusable)
 class Generator:
   def __init__(self, store:Store, variants:list[Variant], device:str, samples:int, seed:int=0, workers:int|None=None,
                deadline:float=math.inf, check_frac:float=0.1, early_factor:float=4.0, cap_s:float=1.0, compile_timeout:int=20,
-               heartbeat:Path|None=None, progress:bool=True):
+               heartbeat:Path|None=None, progress:bool=True, model:str|None=None):
     self.store, self.device, self.samples, self.deadline, self.heartbeat = store, device, samples, deadline, heartbeat
     self.check_frac, self.early_factor, self.cap_s, self.progress = check_frac, early_factor, cap_s, progress
     self.rng = random.Random(seed)
@@ -31,6 +32,10 @@ class Generator:
     open_device(device)
     self.dev_name, self.arch, props = device_info(device)
     store.add_device(self.dev_name, self.arch, props)
+    self.score = None
+    if model is not None:   # the compile workers score with it (the scorer pickles as the model's path; each loads it once)
+      from models.cost_model import CostModel
+      self.score = CostModel.load(model, arch=self.arch).scorer(props)
     self.variants = variants
     self.stats = {"ok": 0, "failed": 0, "duplicates": 0, "empty": 0, "pool_restarts": 0}
     self.phase = {k: 0.0 for k in ("wait", "bench", "time", "check")}  # main-process seconds: wait = compile-bound
@@ -44,7 +49,8 @@ class Generator:
     measured = self.store.measured(self.dev_name)
     plans = {}
     for k in kernels:
-      p = plans[k["key"]] = KernelPlan(k["key"], self.samples, random.Random(self.rng.getrandbits(32)))
+      p = plans[k["key"]] = KernelPlan(k["key"], self.samples, random.Random(self.rng.getrandbits(32)),
+                                       mix=MODEL_MIX if self.score is not None else MIX)
       p.load([(opts_from_json(o), s, t, src) for o, s, t, src in measured.get(k["key"], [])])
     self.retry = {}
     for key, opts, source in self.store.recover_pending(self.dev_name):
@@ -113,7 +119,7 @@ class Generator:
 
   def _submit(self, task:Task):
     from dataset.compile import run_task
-    return self.pool.submit(run_task, task)
+    return self.pool.submit(run_task, replace(task, score=self.score) if task.kind == "model" else task)
 
   def _restart_pool(self, futures:dict, plans:dict):
     """A worker died (a compiler crash): every task in flight is lost; requeue the fixed ones, start a new pool."""
@@ -218,6 +224,8 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--workers", type=int, default=None, help="compile processes (default: cores - 1)")
   ap.add_argument("--check-frac", type=float, default=0.1, help="share of configs checked against the unoptimized kernel "
                   "(every new best is checked regardless)")
+  ap.add_argument("--model", help="a cost model (models/cost_model_*.txt) that proposes half the configs: its favourite unmeasured "
+                  "children of each kernel's best measured ones (active learning: its mistakes become training data)")
   ap.add_argument("--hang-timeout", type=float, default=120.0, help="seconds without progress before the run is restarted")
   ap.add_argument("--no-progress", action="store_true")
   ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
@@ -250,6 +258,10 @@ def main(argv=None) -> int:
   try:
     open_device(device)
     select(a.kernels, device)
+    if a.model is not None:   # a missing, corrupt or other-arch model: an error now, not a child that fails to start three times
+      from models.cost_model import CostModel, CostModelError
+      try: CostModel.load(a.model, arch=device_info(device)[1])
+      except CostModelError as e: return fail(str(e))
     Store(out).close()
   except (DeviceError, StoreError, ShapeError) as e: return fail(str(e))
   except KeyError as e: return fail(e.args[0])
@@ -260,7 +272,7 @@ def child(a, device:str, out:Path) -> int:
   store = Store(out)
   try:
     g = Generator(store, select(a.kernels, device), device, a.samples_per_kernel, a.seed, a.workers, a._deadline,
-                  a.check_frac, heartbeat=out.with_suffix(".heartbeat"), progress=not a.no_progress)
+                  a.check_frac, heartbeat=out.with_suffix(".heartbeat"), progress=not a.no_progress, model=a.model)
     summary = g.run()
   finally: store.close(compact=True)
   print(json.dumps({"summary": summary}))

@@ -1,6 +1,7 @@
 """Per-kernel sampling plan: what to propose next, given what has been measured. The mix covers both the bad and the
 near-optimal regions: the unoptimized kernel, tinygrad's hand-coded choice and its prefixes, random walks of depth 1-8,
-BEAM-style expansion of the best measured configs (so every prefix of a trajectory is measured), and mutations of the best."""
+BEAM-style expansion of the best measured configs (so every prefix of a trajectory is measured), and mutations of the best.
+With a cost model (MODEL_MIX), half the proposals are its favourite unmeasured child of one of the best measured configs."""
 from __future__ import annotations
 import math, random
 from dataclasses import dataclass, field
@@ -8,6 +9,7 @@ from tinygrad.codegen.opt import Opt
 from dataset.compile import Task
 
 MIX = {"random": 0.3, "expand": 0.35, "mutate": 0.35}
+MODEL_MIX = {"random": 0.15, "expand": 0.15, "mutate": 0.2, "model": 0.5}
 BEAM_WIDTH = 3
 
 @dataclass
@@ -24,6 +26,7 @@ class KernelPlan:
   queue: list = field(default_factory=list)     # tasks that must go first (unoptimized, hand-coded, prefixes, retries)
   started: bool = False
   misses: int = 0                               # proposals that came back empty or duplicate, in a row
+  mix: dict = field(default_factory=lambda: MIX)  # proposal kinds and their weights once the kernel has measured configs
 
   def load(self, rows:list[tuple[tuple[Opt, ...], str, float|None, str]]):
     """Resume from stored records; a kernel measured without its hand-coded config gets it first."""
@@ -47,7 +50,7 @@ class KernelPlan:
       self.queue += [Task(self.key, "fixed", (), seed=seed), Task(self.key, "hand", seed=seed+1)]
     if self.queue: return self.queue.pop(0)
     top = self.top(BEAM_WIDTH)
-    kind = self.rng.choices(list(MIX), weights=list(MIX.values()))[0] if any(top) else "random"
+    kind = self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0] if any(top) else "random"
     parent = () if kind == "random" else self.rng.choices(top, weights=[0.5, 0.3, 0.2][:len(top)])[0]
     return Task(self.key, kind, parent, frozenset(self.seen), frozenset(self.asts), seed)
 

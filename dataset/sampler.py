@@ -2,6 +2,8 @@
 enumerating every child with get_kernel_actions (0.03-0.2 s a call): a proposal costs a few apply_opt calls."""
 from __future__ import annotations
 import random
+from typing import Callable
+import numpy as np
 from tinygrad.codegen.opt import Opt, OptOps, KernelOptError
 from tinygrad.codegen.opt.postrange import Scheduler
 from tinygrad.codegen.opt.search import actions as TG_ACTIONS
@@ -34,6 +36,27 @@ def replay(base:Scheduler, opts, limits:bool=False) -> Scheduler|None:
   for o in opts:
     if (k := try_apply(k, o, limits)) is None: return None
   return k
+
+def children(k:Scheduler, actions:list[Opt]=ACTIONS) -> list[tuple[Opt, Scheduler]]:
+  """Every valid child of `k` under BEAM's size limits, one per distinct resulting kernel (different actions often give the same
+  scheduled AST: UPCAST of the whole axis by its size and by 0, say)."""
+  out, seen = [], {k.ast.key}
+  for a in actions:
+    if (k2 := try_apply(k, a)) is not None and k2.ast.key not in seen:
+      seen.add(k2.ast.key)
+      out.append((a, k2))
+  return out
+
+def model_children(base:Scheduler, parent:tuple[Opt, ...], score:Callable[[list[Scheduler]], np.ndarray],
+                   avoid:frozenset=frozenset()) -> list[tuple[Opt, ...]]:
+  """The children of `parent` not in `avoid`, the cost model's favourite first (active learning, as Ansor's measure loop: what the
+  model ranks first is measured, so its mistakes, such as the one-step-too-far upcasts it likes, become training data; and from the
+  best measured configs the measurements climb towards BEAM's region, which random walks of a few steps rarely reach)."""
+  if (k := replay(base, parent)) is None: return []
+  kids = [(a, c) for a, c in children(k) if parent + (a,) not in avoid]
+  if not kids: return []
+  s = np.asarray(score([c for _, c in kids]), dtype=np.float64)
+  return [parent + (kids[i][0],) for i in np.argsort(-s, kind="stable")]
 
 def random_child(k:Scheduler, rng:random.Random, tc_prob:float=0.0) -> tuple[Opt, Scheduler]|None:
   """One valid action from `k`, uniform over the valid ones (drawn without replacement: often only a few percent of the action
@@ -75,7 +98,8 @@ def hand_coded(base:Scheduler) -> tuple[Opt, ...]:
   return tuple(hand_coded_optimizations(base.copy()).applied_opts[len(base.applied_opts):])
 
 def propose(base:Scheduler, kind:str, rng:random.Random, parent:tuple[Opt, ...]=(), avoid:frozenset=frozenset()) -> tuple[Opt, ...]|None:
-  """One opt sequence of the given kind: 'fixed' (the parent itself), 'hand', 'random', 'expand' or 'mutate'."""
+  """One opt sequence of the given kind: 'fixed' (the parent itself), 'hand', 'random', 'expand' or 'mutate' ('model' proposals
+  are model_children's, in order)."""
   if kind == "fixed": return parent if replay(base, parent) is not None else None
   if kind == "hand": return hand_coded(base)
   if kind == "random":

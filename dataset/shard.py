@@ -4,34 +4,67 @@ own generate-dataset (one per GPU), then merge the shards into the main store.
   python -m dataset.shard split --base dataset/data/cuda.sqlite --kernels all --shards 4 --out-dir out/shards   # needs no device
   CUDA_VISIBLE_DEVICES=$i generate-dataset --kernels "$(cat out/shards/shard$i.txt)" --out out/shards/shard$i.sqlite ...
   python -m dataset.shard merge dataset/data/cuda.sqlite out/shards/shard*.sqlite
+  python -m dataset.shard split --base dataset/data/cuda.sqlite --measured --shards 4 --out-dir out/shards  # more of measured kernels
 
 A shard holds only kernels that neither the base store has measured nor an earlier shard holds, so no kernel is measured twice; variants go to
-the shard with the fewest kernels so far (largest variants first), which balances the GPUs' work."""
+the shard with the fewest kernels so far (largest variants first), which balances the GPUs' work. With --measured it is the other
+way round: the base's measured kernels are split, each with its measurements, so that generate-dataset resumes them to a larger
+--samples-per-kernel (or steers more of them with --model) and merge adds only the new rows."""
 from __future__ import annotations
 import argparse, sys
 from pathlib import Path
 from dataset.corpus import ShapeError, extract, select
 from dataset.store import Store, StoreError
 
+def _balanced(groups:list[tuple[str, int]], shards:int) -> list[list[str]]:
+  """Names of (name, size) groups dealt to `shards` parts, largest first, each to the part with the least so far."""
+  parts: list[list[tuple[str, int]]] = [[] for _ in range(shards)]
+  for g in sorted(groups, key=lambda g: -g[1]): min(parts, key=lambda p: sum(n for _, n in p)).append(g)
+  return [[name for name, _ in p] for p in parts]
+
+def _write(out_dir:Path, i:int, names:list[str], fill) -> tuple[Path, list[str], int]:
+  s = Store(path := out_dir / f"shard{i}.sqlite")
+  try: fill(s)
+  finally: n = len(s.kernel_keys()); s.close(compact=True)
+  (out_dir / f"shard{i}.txt").write_text(",".join(names) + "\n")
+  return path, names, n
+
 def split(base:str|None, kernels:str, shards:int, out_dir:str|Path, device:str="CUDA") -> list[tuple[Path, list[str], int]]:
   """Shard stores out_dir/shard{i}.sqlite (with their variant lists in shard{i}.txt): (store, variant names, kernels) per shard."""
   seen: set[str] = set()
   if base is not None:   # a base that is not there is an error (StoreError), not an empty store: everything would be measured again
     b = Store(base, readonly=True); seen = b.measured_keys(); b.close()
-  found = [(v, ks) for v, ks in extract(select(kernels, device), device, seen) if ks]
-  found.sort(key=lambda vk: -len(vk[1]))
-  parts: list[list] = [[] for _ in range(shards)]
-  for vk in found: min(parts, key=lambda p: sum(len(ks) for _, ks in p)).append(vk)
+  found = {v.name: (v, ks) for v, ks in extract(select(kernels, device), device, seen) if ks}
   out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-  made = []
-  for i, part in enumerate(parts):
-    s = Store(path := out_dir / f"shard{i}.sqlite")
-    try:
-      for v, ks in part: s.add_variant(v.name, device, ks, [(None, None)]*len(ks))
-    finally: s.close(compact=True)
-    (out_dir / f"shard{i}.txt").write_text(",".join(v.name for v, _ in part) + "\n")
-    made.append((path, [v.name for v, _ in part], sum(len(ks) for _, ks in part)))
-  return made
+  def fill(names): return lambda s: [s.add_variant(n, device, found[n][1], [(None, None)]*len(found[n][1])) for n in names]
+  return [_write(out_dir, i, names, fill(names)) for i, names in enumerate(_balanced([(n, len(ks)) for n, (_, ks) in found.items()], shards))]
+
+def split_measured(base:str, shards:int, out_dir:str|Path, device:str="CUDA") -> list[tuple[Path, list[str], int]]:
+  """The base's measured kernels, whole variants with their devices and finished measurements, split into shard stores (no
+  extraction: the kernels' ASTs are copied)."""
+  b = Store(base, readonly=True)   # StoreError if it is not there
+  measured = b.measured_keys()
+  sizes: dict[str, int] = {}
+  for r in b.kernels(device):
+    if r["key"] in measured: sizes[r["variant"]] = sizes.get(r["variant"], 0) + 1
+  b.close()
+  def fill(names:list[str]):
+    def go(s:Store):
+      with s.db:
+        s.db.execute("BEGIN")
+        s.db.execute("ATTACH DATABASE ? AS src", (f"file:{Path(base)}?mode=ro",))
+        s.db.execute("CREATE TEMP TABLE want (name TEXT PRIMARY KEY)")
+        s.db.executemany("INSERT INTO want VALUES (?)", [(n,) for n in names])
+        s.db.execute("INSERT OR IGNORE INTO devices SELECT * FROM src.devices")
+        s.db.execute("INSERT OR IGNORE INTO variants SELECT * FROM src.variants WHERE device=? AND name IN want", (device,))
+        s.db.execute("INSERT OR IGNORE INTO kernels SELECT * FROM src.kernels WHERE device=? AND variant IN want", (device,))
+        cols = "kernel, opts, device, arch, tinygrad, source, status, time_s, runtimes, early_stop, compile_s, checked, error, attempts, ts"
+        s.db.execute(f"INSERT OR IGNORE INTO measurements ({cols}) SELECT {cols} FROM src.measurements WHERE status != 'pending' "
+                     "AND kernel IN (SELECT key FROM kernels) ORDER BY id")
+      s.db.execute("DETACH DATABASE src")
+    return go
+  out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
+  return [_write(out_dir, i, names, fill(names)) for i, names in enumerate(_balanced(list(sizes.items()), shards))]
 
 def merge(dst:str|Path, srcs:list[str|Path]) -> dict[str, int]:
   """Every shard merged into dst: measurements added per shard."""
@@ -43,7 +76,9 @@ def main(argv=None) -> int:
   ap = argparse.ArgumentParser("dataset.shard", description=__doc__.split("\n")[0])
   sub = ap.add_subparsers(dest="cmd", required=True)
   sp = sub.add_parser("split", help="extract new kernels into shard stores (needs no device)")
-  sp.add_argument("--base", help="the main store: kernels it holds are left out"); sp.add_argument("--kernels", required=True)
+  sp.add_argument("--base", help="the main store: kernels it has measured are left out")
+  sp.add_argument("--kernels", help="variants to split (as generate-dataset --kernels)")
+  sp.add_argument("--measured", action="store_true", help="split the base's measured kernels instead, with their measurements")
   sp.add_argument("--shards", type=int, required=True); sp.add_argument("--out-dir", required=True)
   sp.add_argument("--device", default="CUDA")
   mp = sub.add_parser("merge", help="merge shard stores into the main store")
@@ -52,7 +87,10 @@ def main(argv=None) -> int:
   try:
     if a.cmd == "split":
       if a.shards < 1: ap.error("--shards must be >= 1")
-      for path, names, n in split(a.base, a.kernels, a.shards, a.out_dir, a.device): print(f"{path}: {len(names)} variants, {n} kernels")
+      if a.measured and (a.base is None or a.kernels is not None): ap.error("--measured takes --base and no --kernels")
+      if not a.measured and a.kernels is None: ap.error("--kernels is required (or --measured)")
+      made = split_measured(a.base, a.shards, a.out_dir, a.device) if a.measured else split(a.base, a.kernels, a.shards, a.out_dir, a.device)
+      for path, names, n in made: print(f"{path}: {len(names)} variants, {n} kernels")
     else:
       for p, n in merge(a.dst, a.srcs).items(): print(f"{p}: {n} measurements added")
   except (StoreError, ShapeError) as e: print(f"dataset.shard: error: {e}", file=sys.stderr); return 2

@@ -2,10 +2,13 @@
 # One GPU-host call (device tool) on a multi-GPU host: measure the shard stores in out/shards (python -m dataset.shard split),
 # one generate-dataset per GPU, for BUDGET seconds; the shards come back in $OUT. Merge them here afterwards:
 #   python -m dataset.shard merge dataset/data/cuda.sqlite <files_at>/shard*.sqlite
-#   usage: bash scripts/gpu_generate_shards.sh BUDGET_S SAMPLES_PER_KERNEL [SHARD_DIR=out/shards]   (carry SHARD_DIR and .whl)
+#   usage: bash scripts/gpu_generate_shards.sh BUDGET_S SAMPLES_PER_KERNEL [SHARD_DIR=out/shards [GENERATE_ARGS...]]   (carry SHARD_DIR and .whl)
+# More of the measured kernels, steered by a cost model (the shards are split on the host: the dataset travels in the tree):
+#   python3 -m dataset.shard split --base dataset/data/cuda.sqlite --measured --shards 4 --out-dir /tmp/sh &&
+#   bash scripts/gpu_generate_shards.sh 480 100 /tmp/sh --model models/cost_model_sm_90_nosuite.txt
 set -u
-BUDGET=${1:-440}; SPK=${2:-70}; DIR=${3:-out/shards}
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/tinygrad-*.whl || exit 1
+BUDGET=${1:-440}; SPK=${2:-70}; DIR=${3:-out/shards}; shift $(( $# < 3 ? $# : 3 ))
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gen.log
 GPUS=$(nvidia-smi -L | wc -l); CORES=$(nproc); echo "gpus $GPUS cores $CORES" | tee -a $OUT/gen.log
@@ -15,7 +18,7 @@ for f in $DIR/shard*.sqlite; do
   i=$(basename $f .sqlite); i=${i#shard}
   cp "$f" $OUT/
   CUDA_VISIBLE_DEVICES=$(( i % GPUS )) python3 -m dataset.generate --device CUDA --kernels "$(cat $DIR/shard$i.txt)" \
-    --samples-per-kernel $SPK --time-budget $BUDGET --workers $WORKERS --out $OUT/shard$i.sqlite --no-progress > /tmp/shard$i.log 2>&1 &
+    --samples-per-kernel $SPK --time-budget $BUDGET --workers $WORKERS --out $OUT/shard$i.sqlite --no-progress "$@" > /tmp/shard$i.log 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait $p; done

@@ -17,7 +17,7 @@ from tinygrad.codegen.opt.postrange import Scheduler
 from dataset.sampler import ACTIONS, hand_coded, random_walk, replay
 from dataset.compile import worker_base
 from search.measure import BudgetExhausted, Measurer
-from search.space import children
+from dataset.sampler import children
 
 Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; comparable within one kernel
 Scored = tuple[float, tuple[Opt, ...], bytes]      # (score, opts, AST key of the kernel they schedule)

@@ -9,7 +9,7 @@ from tinygrad.engine.realize import compile_linear, run_linear
 from dataset.corpus import CORPUS, ShapeError, extract, parse_variant, select
 from dataset.kernel import Kernel, kernel_asts, scheduler, with_opts, opts_to_json, opts_from_json
 from dataset.device import renderer_for
-from dataset.sampler import ACTIONS, propose, replay, hand_coded
+from dataset.sampler import ACTIONS, children, model_children, propose, replay, hand_coded
 from dataset.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +70,29 @@ def test_sampler_proposals_are_valid(spec):
     assert propose(base, "random", random.Random(7)) == propose(base, "random", random.Random(7))  # seeded
     assert propose(base, "fixed", rng, hand_coded(base)) == hand_coded(base)
 
+def test_model_proposals_are_unmeasured_children_best_scored_first():
+  ast = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp32").build("CPU"))[0]
+  base = scheduler(ast, CPU)
+  parent = hand_coded(base)[:1]
+  kids = [parent + (a,) for a, _ in children(replay(base, parent))]
+  # a scorer that likes big upcasts: the ranking must follow it exactly
+  score = lambda ks: np.array([float(sum(s for s, t in zip(k.full_shape, k.axis_types) if t.name in ("UPCAST", "UNROLL"))) for k in ks])
+  avoid = frozenset(kids[:2])
+  got = model_children(base, parent, score, avoid)
+  assert sorted(got) == sorted(kids[2:]) and all(replay(base, o) is not None for o in got)
+  s = score([replay(base, o) for o in got])
+  assert (np.diff(s) <= 0).all() and s[0] > s[-1]
+
+def test_generate_with_model_measures_its_picks(tmp_path):
+  out = tmp_path / "m.sqlite"
+  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "24", "--model", str(ROOT / "models/cost_model_cpu.txt"))
+  assert r.wait(timeout=300) == 0, r.stdout.read()
+  rows = sqlite3.connect(out).execute("SELECT kernel, opts, source, status FROM measurements").fetchall()
+  picks = [(k, opts_from_json(json.loads(o))) for k, o, src, st in rows if src == "model"]
+  assert picks and all(st != "pending" for *_, st in rows)
+  measured = {(k, opts_from_json(json.loads(o))) for k, o, *_ in rows}
+  assert all((k, o[:-1]) in measured for k, o in picks)   # each a child of a measured config
+
 def test_store_pending_rows_are_retried_once_then_marked_hang(tmp_path):
   s = Store(tmp_path / "s.sqlite")
   rid = s.begin("k", [["UPCAST", 0, 4]], "dev", "arch", "0.14.0", "random")
@@ -80,7 +103,7 @@ def test_store_pending_rows_are_retried_once_then_marked_hang(tmp_path):
   assert s.db.execute("SELECT status FROM measurements WHERE id=?", (rid,)).fetchone()[0] == "hang"
 
 def test_shards_split_without_overlap_and_merge_once(tmp_path):
-  from dataset.shard import split, merge
+  from dataset.shard import split, split_measured, merge
   base = Store(tmp_path / "base.sqlite")
   known = parse_variant("softmax:rows=64:cols=128:fp32")
   base.add_variant(known.name, "CPU", ks := next(extract([known], "CPU")) [1], [(None, None)]*len(ks))
@@ -105,6 +128,12 @@ def test_shards_split_without_overlap_and_merge_once(tmp_path):
   assert b.count("pending") == 0
   with pytest.raises(Exception, match="no dataset"): merge(tmp_path / "base.sqlite", [tmp_path / "missing.sqlite"])
   with pytest.raises(Exception, match="no dataset"): split(tmp_path / "missing.sqlite", names, 2, tmp_path / "sh2", "CPU")
+  # --measured: the base's measured kernels, each in one shard with all its rows; merging them back adds nothing
+  again = split_measured(tmp_path / "base.sqlite", 2, tmp_path / "sh3", "CPU")
+  keys = [Store(p, readonly=True).kernel_keys() for p, _, _ in again]
+  assert not (keys[0] & keys[1]) and keys[0] | keys[1] == b.measured_keys()
+  assert sum(Store(p, readonly=True).count("ok") for p, _, _ in again) == b.count("ok")
+  assert sum(merge(tmp_path / "base.sqlite", [p for p, _, _ in again]).values()) == 0
 
 def _gen(out, *args, **kw):
   return subprocess.Popen([sys.executable, "-m", "dataset.generate", "--device", "CPU", "--out", str(out), "--no-progress",
@@ -191,6 +220,7 @@ def test_compare_catches_local_errors_and_nans():
   (["--kernels", "conv2d:n=0"], "bad shape for conv2d: n=0"),
   (["--kernels", "gemm:m=x"], "bad value 'x'"),
   (["--kernels", "softmax", "--out", "/proc/nope/d.sqlite"], "cannot write"),
+  (["--kernels", "softmax", "--model", "/nope/m.txt"], "no cost model file"),
 ])
 def test_cli_errors_are_one_line(args, msg):
   r = subprocess.run([sys.executable, "-m", "dataset.generate", "--device", "CPU", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)

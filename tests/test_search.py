@@ -247,7 +247,7 @@ def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatc
   import search.measure as M
   k = _kernel("gemm:m=32:k=64:n=32:fp32")
   base = scheduler(k.ast, CPU)
-  from search.space import children
+  from dataset.sampler import children
   a, b, slow = [(x,) for x, _ in children(base)[:3]]
   # compiles run in threads here: signal.alarm (the compile timeout) cannot be set there, and tinygrad's Context is global, so a
   # compile and a timing must not overlap (a lock)
