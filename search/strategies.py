@@ -34,22 +34,27 @@ def scored_children(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...]]) 
 
 class Expansion:
   """The scored children of some configs: enumerating and featurizing a convolution's children costs ~0.15 s of CPU per parent,
-  so with a compile pool (and a scorer that can travel to it) each parent is expanded in a worker, in parallel, and the caller
-  may go on meanwhile; without one they are expanded here, when asked."""
+  so with a compile pool (and a scorer that can travel to it) the parents are expanded in workers, in parallel, and the caller
+  may go on meanwhile; without one they are expanded here, when asked. Workers a parent each would leave idle (a descent has 4
+  parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
   def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], pooled:bool=False):
-    self.ctx, self.parents, self.futs, self.rows = ctx, parents, None, None
+    self.ctx, self.futs, self.rows = ctx, None, None
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
-    if m is not None and m.pool is not None and (len(parents) > 1 or pooled) and portable:
-      try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, ctx.actions, p)) for p in parents]
+    chunks = max(1, (m.workers if m is not None else 0) // max(1, len(parents)*ctx.share))
+    n = len(ctx.actions)
+    cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
+    self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
+    if m is not None and m.pool is not None and (len(self.jobs) > 1 or pooled) and portable:
+      try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
   def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
   def result(self) -> list[Scored]:
     if self.rows is None:
-      local = lambda p: _scored(self.ctx.base, self.ctx.score, self.ctx.actions, p)
+      local = lambda p, acts: _scored(self.ctx.base, self.ctx.score, acts, p)
       self.rows = []
-      for i, p in enumerate(self.parents):
-        try: self.rows += self.futs[i].result() if self.futs is not None else local(p)
-        except Exception: self.rows += local(p)   # a worker that failed: the same here
+      for i, (p, acts) in enumerate(self.jobs):
+        try: self.rows += self.futs[i].result() if self.futs is not None else local(p, acts)
+        except Exception: self.rows += local(p, acts)   # a worker that failed: the same here
     return self.rows
 
 @dataclass
@@ -61,6 +66,7 @@ class Context:
   actions: list[Opt] = field(default_factory=lambda: ACTIONS)
   final_picks: list[tuple[Opt, ...]] = field(default_factory=list)  # model's picks left for the final verification
   state: dict = field(default_factory=dict)   # where a search stopped, so that a later run() with more budget goes on from there
+  share: int = 1                   # kernels expanding in the compile pool at once (lockstep): a parent's actions split over the rest
   def expand(self, parents:list[tuple[Opt, ...]], pooled:bool=False) -> Expansion: return Expansion(self, parents, pooled)
 
 def _rank(rows:list[Scored], seen:set[bytes]) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
@@ -226,6 +232,7 @@ def _lockstep(strat:Beam, ctxs:list[Context]) -> list[tuple[list, list]|None]:
   """The kernels' model descents side by side: every kernel's next depth is started in the pool before any is waited on, so a
   workload of a few kernels descends in the time of its slowest (one kernel per worker would take its 4 parents one by one).
   Per kernel: what its descent found (Beam.prepare's `found`), or None if it failed (prepare descends again, here)."""
+  for c in ctxs: c.share = len(ctxs)
   gens = {i: strat.descend(c, pooled=True) for i, c in enumerate(ctxs)}
   out: list = [None]*len(ctxs)
   while gens:

@@ -223,6 +223,9 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   parents = pooled[1:4]
   pooled_rows = ctx.expand(parents)
   assert pooled_rows.futs is not None and pooled_rows.result() == Expansion(Context(ctx.base, None, score), parents).result()
+  # one parent and two workers: its actions are split between them, and the rows are the same, in the same order
+  one = ctx.expand(parents[:1])
+  assert len(one.jobs) == 2 and one.futs is not None and one.result() == Expansion(Context(ctx.base, None, score), parents[:1]).result()
   m.close()
 
 def test_kernels_descend_in_lockstep_to_their_local_batches():
