@@ -445,6 +445,7 @@ class Outcome:
   timed: int
   search_s: float
   trajectory: list
+  rejected: list = field(default_factory=list)   # (opts, time_s, why) of faster configs that failed the correctness check
 
 def finish(ctx:Context, strategy:str, search_s:float) -> Outcome:
   """The answer: the model's final picks and tinygrad's hand-coded choice are measured too (outside the search budget, and
@@ -454,10 +455,11 @@ def finish(ctx:Context, strategy:str, search_s:float) -> Outcome:
   m.budget.measurements = m.budget.seconds = None   # final verification is not search
   m.measure(list(dict.fromkeys([hand, *ctx.final_picks])), cut=True)   # a pick that straggles is not the answer
   if hand not in m.times: m.measure([hand])
-  err = None
+  err, rejected = None, []
   for opts in sorted((o for o, t in m.times.items() if t < math.inf), key=lambda o: m.times[o]):
     if (err := m.verify(opts)) is None:
-      return Outcome(strategy, opts, m.times[opts], hand, m.times[hand], True, None, m.compiled, m.timed, search_s, m.trajectory)
+      return Outcome(strategy, opts, m.times[opts], hand, m.times[hand], True, None, m.compiled, m.timed, search_s, m.trajectory, rejected)
+    rejected.append((opts, m.times[opts], err))
     m.times[opts] = math.inf   # wrong: never the answer
   return Outcome(strategy, (), math.inf, hand, m.times.get(hand, math.inf), False, f"no measured config passed the check (last: {err})",
-                 m.compiled, m.timed, search_s, m.trajectory)
+                 m.compiled, m.timed, search_s, m.trajectory, rejected)

@@ -124,6 +124,7 @@ def test_wrong_kernel_is_never_the_answer():
   assert m.verify(fake) is not None
   o = finish(ctx, "random", m.elapsed)
   assert o.verified and o.opts != fake and m.times[fake] == math.inf
+  assert [r[0] for r in o.rejected] == [fake] and ("off" in o.rejected[0][2] or "non-finite" in o.rejected[0][2])   # on record, with why
   m.close(); other.close()
 
 def test_tuned_cache_replays_in_a_real_multi_kernel_program(tmp_path):
