@@ -237,6 +237,9 @@ def write_markdown(res:dict, path:Path):
       slower = sum(o[n]["kernel_us"] > o["hand-coded"]["kernel_us"] for o in ops)
       lines.append(f"| {n} | {ratio(n, 'beam4'):.3f} | {1/ratio(n, 'hand-coded'):.2f}x | {ratio(n, 'beam2'):.3f} | "
                    f"{ratio(n, 'beam2', 'search_s'):.3f} | {ratio(n, 'beam2', 'timed'):.3f} | {slower} |")
+  rejected = [f"{op} {n}: {r['kernel']} {r['opts']} ({r['us']:.1f} us in search) failed the correctness check: {r['error']}"
+              for op, row in res["ops"].items() for n in searched for r in row[n].get("rejected", [])]
+  if rejected: lines += ["", "Faster configs that computed wrong (never an answer):", ""] + [f"- {x}" for x in rejected]
   lines += [""] + [f"- {x}" for x in res.get("notes", [])]
   path.write_text("\n".join(lines) + "\n")
 
