@@ -204,6 +204,14 @@ def test_failing_configs_are_recorded_not_crashed(tmp_path):
   assert got[json.dumps(opts_to_json((ACTIONS[3],)))][0] == "runtime_error"
   assert p.best == min(t for t, _ in p.ok) and len(p.ok) == 2   # a wrong config never becomes the best
 
+def test_random_inputs_are_tiled_normals_at_random_offsets():
+  from dataset.timing import POOL_N, random_normal
+  rng = np.random.default_rng(3)
+  a, b = random_normal(2*POOL_N + 7, np.float16, rng), random_normal(2*POOL_N + 7, np.float16, rng)
+  assert a.shape == (2*POOL_N + 7,) and a.dtype == np.float16 and np.isfinite(a).all() and (a != 0).mean() > 0.99
+  assert abs(float(a.astype(np.float32).std()) - 1) < 0.05 and not np.array_equal(a, b)   # each buffer its own window
+  assert len(np.unique(random_normal(1000, np.float32, rng))) == 1000
+
 def test_compare_catches_local_errors_and_nans():
   from dataset.timing import compare
   ref = np.random.default_rng(0).standard_normal(100_000).astype(np.float32)
