@@ -48,21 +48,7 @@ def split_measured(base:str, shards:int, out_dir:str|Path, device:str="CUDA") ->
   for r in b.kernels(device):
     if r["key"] in measured: sizes[r["variant"]] = sizes.get(r["variant"], 0) + 1
   b.close()
-  def fill(names:list[str]):
-    def go(s:Store):
-      with s.db:
-        s.db.execute("BEGIN")
-        s.db.execute("ATTACH DATABASE ? AS src", (f"file:{Path(base)}?mode=ro",))
-        s.db.execute("CREATE TEMP TABLE want (name TEXT PRIMARY KEY)")
-        s.db.executemany("INSERT INTO want VALUES (?)", [(n,) for n in names])
-        s.db.execute("INSERT OR IGNORE INTO devices SELECT * FROM src.devices")
-        s.db.execute("INSERT OR IGNORE INTO variants SELECT * FROM src.variants WHERE device=? AND name IN want", (device,))
-        s.db.execute("INSERT OR IGNORE INTO kernels SELECT * FROM src.kernels WHERE device=? AND variant IN want", (device,))
-        cols = "kernel, opts, device, arch, tinygrad, source, status, time_s, runtimes, early_stop, compile_s, checked, error, attempts, ts"
-        s.db.execute(f"INSERT OR IGNORE INTO measurements ({cols}) SELECT {cols} FROM src.measurements WHERE status != 'pending' "
-                     "AND kernel IN (SELECT key FROM kernels) ORDER BY id")
-      s.db.execute("DETACH DATABASE src")
-    return go
+  def fill(names:list[str]): return lambda s: s.merge(base, variants=names)
   out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
   return [_write(out_dir, i, names, fill(names)) for i, names in enumerate(_balanced(list(sizes.items()), shards))]
 

@@ -113,19 +113,25 @@ class Store:
     q = "SELECT COUNT(*) FROM measurements" + (" WHERE status=?" if status else " WHERE status!='pending'")
     return self.db.execute(q, (status,) if status else ()).fetchone()[0]
 
-  def merge(self, src:str|os.PathLike) -> int:
-    """Add another store's devices, kernels and finished measurements (a shard measured on another GPU or host). What this store
-    already has is kept: a kernel or (kernel, opts, device) row it holds is not replaced. Returns the measurements added."""
+  def merge(self, src:str|os.PathLike, variants:list[str]|None=None) -> int:
+    """Add another store's devices, kernels and finished measurements (a shard measured on another GPU or host); with `variants`,
+    only theirs (kernels by the variant that first produced them). What this store already has is kept: a kernel or
+    (kernel, opts, device) row it holds is not replaced. Returns the measurements added."""
     other = Store(src, readonly=True); other.close()   # a clear error for a missing or foreign file
     before = self.count()
+    only = "" if variants is None else " WHERE {} IN (SELECT name FROM temp.want)"
     with self.db:
       self.db.execute("BEGIN")
       self.db.execute("ATTACH DATABASE ? AS src", (f"file:{Path(src)}?mode=ro",))
+      if variants is not None:
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS want (name TEXT PRIMARY KEY)"); self.db.execute("DELETE FROM temp.want")
+        self.db.executemany("INSERT OR IGNORE INTO temp.want VALUES (?)", [(n,) for n in variants])
       self.db.execute("INSERT OR IGNORE INTO devices SELECT * FROM src.devices")
-      self.db.execute("INSERT OR IGNORE INTO variants SELECT * FROM src.variants")
-      self.db.execute("INSERT OR IGNORE INTO kernels SELECT * FROM src.kernels")
+      self.db.execute("INSERT OR IGNORE INTO variants SELECT * FROM src.variants" + only.format("name"))
+      self.db.execute("INSERT OR IGNORE INTO kernels SELECT * FROM src.kernels" + only.format("variant"))
       cols = "kernel, opts, device, arch, tinygrad, source, status, time_s, runtimes, early_stop, compile_s, checked, error, attempts, ts"
-      self.db.execute(f"INSERT OR IGNORE INTO measurements ({cols}) SELECT {cols} FROM src.measurements WHERE status != 'pending' ORDER BY id")
+      keep = "" if variants is None else " AND kernel IN (SELECT key FROM src.kernels WHERE variant IN (SELECT name FROM temp.want))"
+      self.db.execute(f"INSERT OR IGNORE INTO measurements ({cols}) SELECT {cols} FROM src.measurements WHERE status != 'pending'{keep} ORDER BY id")
     self.db.execute("DETACH DATABASE src")
     return self.count() - before
 
