@@ -236,7 +236,9 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   model = Ranker(seed=0, threads=threads, **params).fit(ds.X, ds.time_s, ds.kernel)
   out = Path(a.out) if a.out else default_out(ds)
   command = "train-cost-model " + " ".join(shlex.quote(x) for x in argv)
-  metrics = ({"protocol": f"kernel-grouped {a.folds}-fold x {len(seeds)} seeds, nested tuning", **{m: res["kfold"]["ranker"][m] for m in METRICS},
+  et = a.trials if a.eval_trials is None else a.eval_trials
+  tuning = f"nested tuning ({et} trials per study)" if et > 0 else "default parameters"
+  metrics = ({"protocol": f"kernel-grouped {a.folds}-fold x {len(seeds)} seeds, {tuning}", **{m: res["kfold"]["ranker"][m] for m in METRICS},
               "lono_kendall_tau": res["lono"]["all"]["kendall_tau"] if res["lono"] else None} if a.evaluate else
              {"protocol": f"kernel-grouped {a.folds}-fold, 1 seed, default parameters", **res["quick"]})
   meta = {"model": Ranker.name, "params": model.get_params(), "feature_schema": SCHEMA_VERSION, "features": FEATURES,
