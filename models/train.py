@@ -273,7 +273,7 @@ def write_results(a, ds:Dataset, res:dict, params:dict, command:str):
          "featurize_predict_scratch_one_core_per_s": rate("scratch"),
          "compile_time_per_s": comp["per_s"] if comp else None,
          "targets_met": {m: bool(means[m] >= v) for m, v in TARGETS.items()},
-         "date": "2026-11-21", "command": command, "tinygrad": TINYGRAD_VERSION, "feature_schema": SCHEMA_VERSION, "n_features": len(FEATURES),
+         "date": datetime.date.today().isoformat(), "command": command, "tinygrad": TINYGRAD_VERSION, "feature_schema": SCHEMA_VERSION, "n_features": len(FEATURES),
          "dataset": {"path": str(a.dataset), "hash": ds.hash, "rows": len(ds), "kernels": int(len(np.unique(ds.kernel)))},
          "hand_coded": {**hmean, "kernels": len(hand)}, "kfold": {k: v for k, v in kf.items()}, "lono": res["lono"], "lofo": res["lofo"],
          "ablation": res["ablation"], "ablation_seeds": min(a.ablation_seeds, a.seeds) if res["ablation"] else None, "final_params": params,
