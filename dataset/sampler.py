@@ -84,14 +84,14 @@ def expand(base:Scheduler, parent:tuple[Opt, ...], rng:random.Random, avoid:froz
     if child not in avoid: return child
   return None
 
-def mutate(base:Scheduler, parent:tuple[Opt, ...], rng:random.Random, tries:int=16) -> tuple[Opt, ...]|None:
-  """Replace, drop or add one action of `parent`; the result must replay validly."""
+def mutate(base:Scheduler, parent:tuple[Opt, ...], rng:random.Random, tries:int=16, avoid:frozenset=frozenset()) -> tuple[Opt, ...]|None:
+  """Replace, drop or add one action of `parent`; the result must replay validly and not be in `avoid`."""
   for _ in range(tries):
     op, i = rng.choice(("replace", "drop", "add")), rng.randrange(len(parent)+1)
     if op == "drop" and parent: cand = parent[:i] + parent[i+1:] if i < len(parent) else parent[:-1]
     elif op == "replace" and parent: cand = parent[:min(i, len(parent)-1)] + (rng.choice(ACTIONS),) + parent[min(i, len(parent)-1)+1:]
     else: cand = parent[:i] + (rng.choice(ACTIONS),) + parent[i:]
-    if cand != parent and replay(base, cand, limits=True) is not None: return cand
+    if cand != parent and cand not in avoid and replay(base, cand, limits=True) is not None: return cand
   return None
 
 def hand_coded(base:Scheduler) -> tuple[Opt, ...]:
@@ -107,5 +107,5 @@ def propose(base:Scheduler, kind:str, rng:random.Random, parent:tuple[Opt, ...]=
       if (seq := random_walk(base, rng, rng.randint(1, 8))) and seq not in avoid: return seq
     return None
   if kind == "expand": return expand(base, parent, rng, avoid)
-  if kind == "mutate": return mutate(base, parent, rng)
+  if kind == "mutate": return mutate(base, parent, rng, avoid=avoid)
   raise ValueError(f"unknown proposal kind {kind!r}")

@@ -67,6 +67,8 @@ def test_sampler_proposals_are_valid(spec):
       assert child[:-1] == parent and replay(base, child) is not None
     if (mut := propose(base, "mutate", rng, parent)) is not None:
       assert mut != parent and abs(len(mut) - len(parent)) <= 1 and replay(base, mut) is not None
+      seen = frozenset(m for _ in range(20) if (m := propose(base, "mutate", rng, parent)) is not None)
+      assert all(m not in seen for _ in range(20) if (m := propose(base, "mutate", rng, parent, seen)) is not None)   # measured ones avoided
     assert propose(base, "random", random.Random(7)) == propose(base, "random", random.Random(7))  # seeded
     assert propose(base, "fixed", rng, hand_coded(base)) == hand_coded(base)
 
