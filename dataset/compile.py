@@ -1,7 +1,7 @@
 """Compile workers: each task proposes one opt sequence for a kernel (dataset.sampler) and lowers and compiles it, off the
 process that owns the device. A worker never opens a device: it only renders and compiles (clang, NVRTC)."""
 from __future__ import annotations
-import copy, hashlib, itertools, random, signal, time, traceback
+import copy, hashlib, random, signal, time, traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -77,12 +77,11 @@ def run_task(task:Task) -> Compiled:
   try: base = _base(task.key)
   except Exception as e: return Compiled(task, None, "none", error=f"kernel setup failed: {e}")
   # propose until the kernel code is new: different opt sequences often lower to the same code, and compiling is the cost
-  try: ranked = iter(model_children(base, task.parent, task.score, task.avoid)) if task.kind == "model" else None
+  try: kids = model_children(base, task.parent, task.score, task.avoid) if task.kind == "model" else None
   except Exception as e: return Compiled(task, None, "none", error=f"model proposal failed: {type(e).__name__}: {e}")
-  if ranked is not None and (first := next(ranked, None)) is None:
-    # every child of this parent is measured: a mutation of it instead, so that the round trip still measures something new
-    task, ranked = replace(task, kind="mutate"), None
-  elif ranked is not None: ranked = itertools.chain([first], ranked)
+  # every child of this parent is measured: a mutation of it instead, so that the round trip still measures something new
+  if kids == []: task = replace(task, kind="mutate")
+  ranked = iter(kids) if kids else None
   for _ in range(1 if task.kind in ("fixed", "hand") else 8 if ranked is not None else 4):
     try:
       opts = next(ranked, None) if ranked is not None else propose(base, task.kind, rng, task.parent, task.avoid)
