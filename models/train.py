@@ -118,6 +118,10 @@ def _speed_worker(args) -> dict:
     n += len(ol)
   return {"mode": mode, "candidates": n, "seconds": time.perf_counter() - st}
 
+def speed_kernels(ds:Dataset, folds:int, seed:int) -> list[str]:
+  """The kernels speed is measured on: the test side of the seed's first kernel fold (held out from the model that scores them)."""
+  return np.unique(ds.kernel[next(kernel_kfold(ds.kernel, folds, seed))[1]]).tolist()
+
 def measure_speed(ds:Dataset, store_path:str, kernels:list[str], seed:int, threads:int, max_candidates:int=3000) -> dict:
   s = Store(store_path, readonly=True)
   try: blobs = {r["key"]: r["ast"] for r in s.kernels()}
@@ -214,11 +218,10 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   threads = a.threads or (os.cpu_count() or 1)
   seeds = list(range(a.seeds))
   res: dict = {}
+  et = a.trials if a.eval_trials is None else a.eval_trials   # trials per nested study in --evaluate
   if a.evaluate:
-    et = a.trials if a.eval_trials is None else a.eval_trials
     # speed first, while nothing else of this run competes for the cores: the test kernels of seed 0's first fold
-    test = np.unique(ds.kernel[next(kernel_kfold(ds.kernel, a.folds, seeds[0]))[1]]).tolist()
-    log("speed"); speed = measure_speed(ds, a.dataset, test, seeds[0], threads)
+    log("speed"); speed = measure_speed(ds, a.dataset, speed_kernels(ds, a.folds, seeds[0]), seeds[0], threads)
     log(f"kernel-held-out {a.folds}-fold, seeds {seeds}, {et} trials per nested study")
     kf, oof = kfold_eval(ds, seeds, a.folds, et, a.storage, threads, not a.no_mlp)
     log("leave-one-network-out"); lono = holdout_eval(ds, ds.network, seeds, threads) if (ds.network != "").any() else None
@@ -236,7 +239,6 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   model = Ranker(seed=0, threads=threads, **params).fit(ds.X, ds.time_s, ds.kernel)
   out = Path(a.out) if a.out else default_out(ds)
   command = "train-cost-model " + " ".join(shlex.quote(x) for x in argv)
-  et = a.trials if a.eval_trials is None else a.eval_trials
   tuning = f"nested tuning ({et} trials per study)" if et > 0 else "default parameters"
   metrics = ({"protocol": f"kernel-grouped {a.folds}-fold x {len(seeds)} seeds, {tuning}", **{m: res["kfold"]["ranker"][m] for m in METRICS},
               "lono_kendall_tau": res["lono"]["all"]["kendall_tau"] if res["lono"] else None} if a.evaluate else

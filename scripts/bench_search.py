@@ -144,8 +144,7 @@ def main(argv=None) -> int:
           tot["opts"].append(opts_to_json(o.opts)); tot["trajectories"].append(o.trajectory)
           tot["verified"] &= o.verified
           # a faster config that computed wrong (tinygrad's BEAM can pick one): not the answer, but on record with its error
-          tot.setdefault("rejected", []).extend({"kernel": m.kernel.name, "opts": opts_to_json(r[0]), "us": r[1]*1e6, "error": r[2]}
-                                                for r in o.rejected)
+          tot.setdefault("rejected", []).extend({"kernel": m.kernel.name, **r} for r in o.rejected_json())
           m.close()
       row[sname] = tot
       print(f"{op:18s} {sname:12s} {tot['kernel_us']:10.1f} us  search {tot['search_s']:7.1f} s  {tot['compiled']:5d} compiled {tot['timed']:5d} timed", flush=True)

@@ -3,18 +3,15 @@ machine anything else running at the time shows in it), against compile + time o
   python scripts/cost_model_speed.py dataset/data/cuda.sqlite --threads 2"""
 from __future__ import annotations
 import argparse, json
-import numpy as np
 from models.data import load
-from models.evaluate import kernel_kfold
-from models.train import GPU_LOG, compile_rate, measure_speed
+from models.train import GPU_LOG, compile_rate, measure_speed, speed_kernels
 
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser("cost_model_speed")
   ap.add_argument("dataset"); ap.add_argument("--threads", type=int, default=2); ap.add_argument("--folds", type=int, default=5)
   a = ap.parse_args(argv)
   ds = load(a.dataset)
-  test = np.unique(ds.kernel[next(kernel_kfold(ds.kernel, a.folds, 0))[1]]).tolist()   # as --evaluate: seed 0's first fold
-  sp = measure_speed(ds, a.dataset, test, 0, a.threads)
+  sp = measure_speed(ds, a.dataset, speed_kernels(ds, a.folds, 0), 0, a.threads)   # as --evaluate with seed 0
   comp = compile_rate(GPU_LOG)
   rate = {m: r["candidates"]/r["seconds"] for m, r in sp.items()}
   print(json.dumps({"featurize_predict_per_s": rate, "compile_time_per_s": comp and comp["per_s"],

@@ -70,7 +70,7 @@ def emit(out:Path, i:int, kernel:Kernel, o:Outcome, m:Measurer, device:str, dev_
   return {**replay, "strategy": o.strategy, "time_us": o.time_s*1e6, "hand_coded_us": o.hand_time_s*1e6,
           "speedup_vs_hand": o.hand_time_s/o.time_s if o.time_s < math.inf else None, "verified": o.verified, "check": o.check,
           "search_s": round(o.search_s, 3), "compiled": o.compiled, "timed": o.timed, "hand_opts": opts_to_json(o.hand_opts),
-          "rejected": [{"opts": opts_to_json(r[0]), "us": r[1]*1e6, "error": r[2]} for r in o.rejected],
+          "rejected": o.rejected_json(),
           "trajectory": [{"timed": n, "s": s, "best_us": b*1e6} for n, s, b in o.trajectory], "source": f"kernel{i}.{ext}" if prg is not None else None}
 
 def parse_args(argv=None):

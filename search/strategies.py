@@ -14,10 +14,10 @@ from typing import Callable, Generator
 import numpy as np
 from tinygrad.codegen.opt import Opt
 from tinygrad.codegen.opt.postrange import Scheduler
-from dataset.sampler import ACTIONS, hand_coded, random_walk, replay
+from dataset.sampler import ACTIONS, children, hand_coded, random_walk, replay
 from dataset.compile import worker_base
+from dataset.kernel import opts_to_json
 from search.measure import BudgetExhausted, Measurer
-from dataset.sampler import children
 
 Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; comparable within one kernel
 Scored = tuple[float, tuple[Opt, ...], bytes]      # (score, opts, AST key of the kernel they schedule)
@@ -446,6 +446,7 @@ class Outcome:
   search_s: float
   trajectory: list
   rejected: list = field(default_factory=list)   # (opts, time_s, why) of faster configs that failed the correctness check
+  def rejected_json(self) -> list[dict]: return [{"opts": opts_to_json(o), "us": t*1e6, "error": why} for o, t, why in self.rejected]
 
 def finish(ctx:Context, strategy:str, search_s:float) -> Outcome:
   """The answer: the model's final picks and tinygrad's hand-coded choice are measured too (outside the search budget, and
