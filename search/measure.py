@@ -6,7 +6,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
-from tinygrad.codegen.opt import Opt
+from tinygrad.codegen.opt import Opt, OptOps
 from tinygrad.uop.ops import UOp
 from dataset.compile import Task, Compiled, configure, make_pool, run_kernel_task
 from dataset.device import L2Flush, renderer_for
@@ -68,7 +68,10 @@ class Measurer:
     self.trajectory: list[tuple[int, float, float]] = []  # (timed, seconds, best time so far)
     self.best = math.inf
     self._ahead: dict[tuple[Opt, ...], Future] = {}   # compiles started by prefetch(), collected by measure()
-    self.prefetch([()])   # the unoptimized reference: only a correctness check needs it, so it compiles in the background
+    # the unoptimized kernel is the correctness reference; on a GPU with NOLOCALS, so that its threads are grouped into blocks
+    # (timing.fixed_launch) instead of one thread per block, which made the reference run of a 4096^3 GEMM take seconds
+    self.ref_opts: tuple[Opt, ...] = (Opt(OptOps.NOLOCALS),) if self.ren.has_local else ()
+    self.prefetch([self.ref_opts])   # only a correctness check needs it, so it compiles in the background
 
   @property
   def elapsed(self) -> float: return time.perf_counter() - self.start
@@ -172,7 +175,8 @@ class Measurer:
   def verify(self, opts:tuple[Opt, ...]) -> str|None:
     """None if `opts` computes what the unoptimized kernel computes on random inputs; else what differs."""
     if self.bench.ref is None:
-      ref = self._compile([()])[0]
+      ref = self._compile([self.ref_opts])[0]
+      if ref.prg is None and self.ref_opts: ref = self._compile([()])[0]   # the plain unoptimized kernel, then
       if ref.prg is None: return f"the unoptimized kernel, the reference, does not compile: {ref.error}"
       self.bench.set_reference(ref.prg)
     if opts not in self.progs: self.measure([opts]) if self.has_budget() else self._verify_compile(opts)

@@ -271,3 +271,21 @@ def test_committed_hopper_dataset():
   assert st["kernels_with_ok"] >= 300 and st["measurements_ok"] >= 25_000
   op_families = set(st["families"]) - {"resnet50", "cvt_block", "gpt2_block"}
   assert len(op_families) >= 8 and {"resnet50", "cvt_block", "gpt2_block"} <= set(st["families"])
+
+def test_reference_launch_groups_threads_exactly():
+  """The reference's block size divides its grid exactly (a kernel without local axes has no bounds check), at most 256 threads,
+  and a GPU reference compiled with NOLOCALS is left its launch by tinygrad (local_size None), which fixed_launch then sets."""
+  from dataclasses import replace
+  from tinygrad.codegen import full_rewrite_to_sink
+  from tinygrad.codegen.opt import Opt, OptOps
+  from tinygrad.uop.ops import ProgramInfo
+  from dataset.timing import launch_local
+  for g in [(4096, 4096, 1), (7, 3, 5), (112, 64, 32), (50176, 64, 32), (1, 1, 1), (96, 1, 1)]:
+    ls = launch_local(g)
+    assert all(x % l == 0 for x, l in zip(g, ls)) and np.prod(ls) <= 256
+  assert launch_local((4096, 4096, 1)) == (256, 1, 1) and launch_local((7, 3, 5)) == (7, 3, 5)
+  a, b = Tensor.empty(64, 32, device="CPU"), Tensor.empty(32, 48, device="CPU")
+  ast = kernel_asts(a @ b)[0]
+  ren = renderer_for("CUDA", "sm_90", compiler=False)
+  info = lambda opts: ProgramInfo.from_sink(full_rewrite_to_sink(ast.replace(arg=replace(ast.arg, opts_to_apply=opts)), ren))
+  assert info(()).local_size == (1, 1, 1) and info((Opt(OptOps.NOLOCALS),)).local_size is None
