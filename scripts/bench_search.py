@@ -142,6 +142,8 @@ def main(argv=None) -> int:
           tot["kernel_us"] += o.time_s*1e6
           tot["compiled"] += o.compiled; tot["timed"] += o.timed
           tot["opts"].append(opts_to_json(o.opts)); tot["trajectories"].append(o.trajectory)
+          tot.setdefault("marks", []).append({**m.marks, "end": round(m.elapsed, 3)})   # where each kernel's search spent its wall
+          if a.verbose: print(f"  {op} {sname} {m.kernel.name}: phases {tot['marks'][-1]}", flush=True)
           tot["verified"] &= o.verified
           # a faster config that computed wrong (tinygrad's BEAM can pick one): not the answer, but on record with its error
           tot.setdefault("rejected", []).extend({"kernel": m.kernel.name, **r} for r in o.rejected_json())

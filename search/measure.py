@@ -66,6 +66,7 @@ class Measurer:
     self.progs: dict[tuple[Opt, ...], UOp] = {}
     self.libs: dict[str, tuple[Opt, ...]] = {}          # same binary, same time: measured once
     self.trajectory: list[tuple[int, float, float]] = []  # (timed, seconds, best time so far)
+    self.marks: dict[str, float] = {}                     # seconds at which a search reached its phases (mark)
     self.best = math.inf
     self._ahead: dict[tuple[Opt, ...], Future] = {}   # compiles started by prefetch(), collected by measure()
     # the unoptimized kernel is the correctness reference; on a GPU with NOLOCALS, so that its threads are grouped into blocks
@@ -75,6 +76,7 @@ class Measurer:
 
   @property
   def elapsed(self) -> float: return time.perf_counter() - self.start
+  def mark(self, phase:str): self.marks.setdefault(phase, round(self.elapsed, 3))   # the first time only
   def has_budget(self) -> bool:
     # failed compiles are not timed, so a search that keeps proposing configs that fail is stopped by compiles too
     n = self.budget.measurements

@@ -266,6 +266,7 @@ def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Excepti
     try: out.append(strat.prepare(c, batch, found[i]))
     except Exception as e: out.append(e); continue
     c.measurer.prefetch(out[-1])
+    c.measurer.mark("first_batch")   # the model's descent is done and its picks are compiling
   return out
 
 AHEAD = 3   # kernels whose next round is made ready (children scored, batch compiling) while another kernel's round is timed
@@ -452,6 +453,7 @@ def finish(ctx:Context, strategy:str, search_s:float) -> Outcome:
   """The answer: the model's final picks and tinygrad's hand-coded choice are measured too (outside the search budget, and
   counted), then the fastest measured config that passes the correctness check wins. A config that fails is never the answer."""
   m = ctx.measurer
+  m.mark("verify")
   hand = hand_coded(ctx.base)
   m.budget.measurements = m.budget.seconds = None   # final verification is not search
   m.measure(list(dict.fromkeys([hand, *ctx.final_picks])), cut=True)   # a pick that straggles is not the answer
