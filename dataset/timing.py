@@ -3,7 +3,6 @@ a warm-up, min of >= 3 runs, early stop for configs far slower than the best kno
 unoptimized kernel on random inputs."""
 from __future__ import annotations
 import math
-from dataclasses import replace
 import numpy as np
 from tinygrad.device import Buffer
 from tinygrad.dtype import dtypes, _to_np_dtype, _from_np_dtype
@@ -67,7 +66,7 @@ class Bench:
     next(self._timer(prg))
     return {i: self.bufs[i].numpy().copy() for i in prg.arg.outs}
 
-  def set_reference(self, prg:UOp): self.ref = self.outputs(fixed_launch(prg))
+  def set_reference(self, prg:UOp): self.ref = self.outputs(prg)
 
   def check(self, prg:UOp) -> str|None:
     """None if `prg` computes what the reference (unoptimized) kernel computed, else what differs."""
@@ -81,25 +80,6 @@ class Bench:
   def release(self):
     for b in self.bufs:
       if b.is_allocated(): b.deallocate()
-
-def launch_local(global_size:tuple[int, ...], threads:int=256) -> tuple[int, ...]:
-  """A local size that divides `global_size` exactly, at most `threads` threads, as many as it can give the first (innermost,
-  coalesced) dimension first."""
-  out = []
-  for g in global_size:
-    out.append(l := max(d for d in (g, *(2**i for i in range(threads.bit_length()))) if d <= threads and g % d == 0))
-    threads //= l
-  return tuple(out)
-
-def fixed_launch(prg:UOp) -> UOp:
-  """`prg` with a local size set here if it has none. The unoptimized reference runs one thread per block (a 4096^3 GEMM's took
-  seconds on the H200), so search compiles it with NOLOCALS, which indexes block*blockDim+thread and leaves the local size to the
-  launch; tinygrad would pick one on the first run by timing every local size up to 1024 threads twice (optimize_local_size,
-  ~100-400 runs of a slow kernel). Only the launch geometry changes: the same threads run the same code."""
-  info = prg.arg   # local_size None: the kernel has no local axes and indexes block*blockDim+thread ('i'), GPU renderers only
-  if info.local_size is not None or not all(isinstance(g, int) for g in info.global_size): return prg
-  ls = launch_local(info.global_size)
-  return prg.replace(arg=replace(info, global_size=tuple(g//l for g, l in zip(info.global_size, ls)), local_size=ls))
 
 def compare(got:np.ndarray, ref:np.ndarray) -> str|None:
   """Elementwise |got-ref| <= tol*(|ref| + rms(ref)), tolerance by dtype; a NaN where the reference is finite always fails."""

@@ -6,11 +6,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
-from tinygrad.codegen.opt import Opt, OptOps
+from tinygrad.codegen.opt import Opt
 from tinygrad.uop.ops import UOp
 from dataset.compile import Task, Compiled, configure, make_pool, run_kernel_task
 from dataset.device import L2Flush, renderer_for
-from dataset.kernel import Kernel
+from dataset.kernel import Kernel, scheduler
+from dataset.sampler import reference_opts
 from dataset.timing import Bench
 
 class BudgetExhausted(Exception): pass
@@ -69,9 +70,8 @@ class Measurer:
     self.marks: dict[str, float] = {}                     # seconds at which a search reached its phases (mark)
     self.best = math.inf
     self._ahead: dict[tuple[Opt, ...], Future] = {}   # compiles started by prefetch(), collected by measure()
-    # the unoptimized kernel is the correctness reference; on a GPU with NOLOCALS, so that its threads are grouped into blocks
-    # (timing.fixed_launch) instead of one thread per block, which made the reference run of a 4096^3 GEMM take seconds
-    self.ref_opts: tuple[Opt, ...] = (Opt(OptOps.NOLOCALS),) if self.ren.has_local else ()
+    # the correctness reference: the unoptimized kernel, its threads grouped into blocks on a GPU (sampler.reference_opts)
+    self.ref_opts = reference_opts(scheduler(self.kernel.ast, self.ren))
     self.prefetch([self.ref_opts])   # only a correctness check needs it, so it compiles in the background
 
   @property

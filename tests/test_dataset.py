@@ -272,20 +272,22 @@ def test_committed_hopper_dataset():
   op_families = set(st["families"]) - {"resnet50", "cvt_block", "gpt2_block"}
   assert len(op_families) >= 8 and {"resnet50", "cvt_block", "gpt2_block"} <= set(st["families"])
 
-def test_reference_launch_groups_threads_exactly():
-  """The reference's block size divides its grid exactly (a kernel without local axes has no bounds check), at most 256 threads,
-  and a GPU reference compiled with NOLOCALS is left its launch by tinygrad (local_size None), which fixed_launch then sets."""
-  from dataclasses import replace
-  from tinygrad.codegen import full_rewrite_to_sink
-  from tinygrad.codegen.opt import Opt, OptOps
-  from tinygrad.uop.ops import ProgramInfo
-  from dataset.timing import launch_local
-  for g in [(4096, 4096, 1), (7, 3, 5), (112, 64, 32), (50176, 64, 32), (1, 1, 1), (96, 1, 1)]:
-    ls = launch_local(g)
-    assert all(x % l == 0 for x, l in zip(g, ls)) and np.prod(ls) <= 256
-  assert launch_local((4096, 4096, 1)) == (256, 1, 1) and launch_local((7, 3, 5)) == (7, 3, 5)
-  a, b = Tensor.empty(64, 32, device="CPU"), Tensor.empty(32, 48, device="CPU")
-  ast = kernel_asts(a @ b)[0]
-  ren = renderer_for("CUDA", "sm_90", compiler=False)
-  info = lambda opts: ProgramInfo.from_sink(full_rewrite_to_sink(ast.replace(arg=replace(ast.arg, opts_to_apply=opts)), ren))
-  assert info(()).local_size == (1, 1, 1) and info((Opt(OptOps.NOLOCALS),)).local_size is None
+def test_reference_is_unoptimized_threads_grouped_in_blocks():
+  """On a GPU the correctness reference is LOCAL opts only (at most 256 threads, dividing the axes they split, leaving at least
+  256 blocks); on the CPU, which has no local threads, it is the unoptimized kernel itself."""
+  from tinygrad.codegen.opt import OptOps
+  from dataset.sampler import reference_opts
+  gpu = renderer_for("CUDA", "sm_90", compiler=False)
+  for out in [Tensor.empty(256, 64, device="CPU") @ Tensor.empty(64, 512, device="CPU"),
+              Tensor.empty(4096, 512, device="CPU").softmax(-1), Tensor.empty(2, 3, 28, 28, device="CPU").conv2d(Tensor.empty(8, 3, 7, 7, device="CPU"))]:
+    for ast in kernel_asts(out):
+      assert reference_opts(scheduler(ast, CPU)) == ()
+      base = scheduler(ast, gpu)
+      opts = reference_opts(base)
+      k = replay(base, opts)
+      assert k is not None and all(o.op is OptOps.LOCAL for o in opts)
+      threads = int(np.prod([o.arg for o in opts]))
+      outputs = int(np.prod([s for s, t in zip(base.full_shape, base.axis_types) if t.name == "GLOBAL"]))
+      assert threads <= 256 and (threads == 1 or outputs // threads >= 256)
+  mm = kernel_asts(Tensor.empty(4096, 4096, device="CPU") @ Tensor.empty(4096, 4096, device="CPU"))[0]
+  assert [o.arg for o in reference_opts(scheduler(mm, gpu))] == [256]
