@@ -232,7 +232,8 @@ def merge(a, names:list[str], out:Path, cache:Path):
     if (f := cache / f"{n}.report.json").is_file(): rep = json.loads(f.read_text())
     elif (f := cache / f"{n}.error.json").is_file(): rep = json.loads(f.read_text())
     else: continue
-    if "error" not in rep: rep["kernels_in_dataset"] = len(dataset_keys(rep["backend"]) & {r["key"] for r in rep["kernels"]})
+    if "error" not in rep and (ds := dataset_keys(rep["backend"])) is not None:
+      rep["kernels_in_dataset"] = len(ds & {r["key"] for r in rep["kernels"]})
     res["models"][n] = rep
     res.update(device=rep.get("device", res.get("device")), date=time.strftime("%Y-%m-%d"))
   res["command"] = "python scripts/bench_models.py " + " ".join(a.argv)
@@ -258,10 +259,11 @@ def run(a, names:list[str], out:Path) -> int:
   return 0 if all(n in res and "error" not in res[n] and res[n].get("beam2_ms") is not None for n in names) else 1
 
 @functools.cache
-def dataset_keys(device:str) -> set[str]:
-  """Kernel keys of the shipped dataset the cost model was trained on: kernels of these models it has seen were not held out."""
+def dataset_keys(device:str) -> set[str]|None:
+  """Kernel keys of the shipped dataset the cost model was trained on: kernels of these models it has seen were not held out.
+  None if the dataset is not here (a GPU-host call leaves it out of the tree): unknown, not zero."""
   db = ROOT / "dataset" / "data" / ("cuda.sqlite" if device == "CUDA" else "cpu.sqlite")
-  if not db.is_file(): return set()
+  if not db.is_file(): return None
   with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c: return {k for (k,) in c.execute("SELECT key FROM kernels")}
 
 def _drop(argv:list[str], flags:tuple[str, ...]) -> list[str]:
