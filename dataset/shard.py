@@ -11,7 +11,7 @@ the shard with the fewest kernels so far (largest variants first), which balance
 way round: the base's measured kernels are split, each with its measurements, so that generate-dataset resumes them to a larger
 --samples-per-kernel (or steers more of them with --model) and merge adds only the new rows."""
 from __future__ import annotations
-import argparse, sys
+import argparse, gzip, shutil, sys, tempfile
 from pathlib import Path
 from dataset.corpus import ShapeError, extract, select
 from dataset.store import Store, StoreError
@@ -53,9 +53,17 @@ def split_measured(base:str, shards:int, out_dir:str|Path, device:str="CUDA") ->
   return [_write(out_dir, i, names, fill(names)) for i, names in enumerate(_balanced(list(sizes.items()), shards))]
 
 def merge(dst:str|Path, srcs:list[str|Path]) -> dict[str, int]:
-  """Every shard merged into dst: measurements added per shard."""
+  """Every shard merged into dst: measurements added per shard. A shard may be gzipped (NAME.sqlite.gz, as the GPU host returns
+  them): it is read from a decompressed temporary copy."""
   s = Store(dst)
-  try: return {str(p): s.merge(p) for p in srcs}
+  try:
+    out = {}
+    for p in map(Path, srcs):
+      if p.suffix != ".gz": out[str(p)] = s.merge(p); continue
+      with tempfile.TemporaryDirectory() as d:
+        with gzip.open(p, "rb") as fi, open(tmp := Path(d) / p.stem, "wb") as fo: shutil.copyfileobj(fi, fo)
+        out[str(p)] = s.merge(tmp)
+    return out
   finally: s.close(compact=True)
 
 def main(argv=None) -> int:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU-host call (device tool) on a multi-GPU host: measure the shard stores in out/shards (python -m dataset.shard split),
 # one generate-dataset per GPU, for BUDGET seconds; the shards come back in $OUT. Merge them here afterwards:
-#   python -m dataset.shard merge dataset/data/cuda.sqlite <files_at>/shard*.sqlite
+#   python -m dataset.shard merge dataset/data/cuda.sqlite <files_at>/shard*.sqlite.gz
 #   usage: bash scripts/gpu_generate_shards.sh BUDGET_S SAMPLES_PER_KERNEL [SHARD_DIR=out/shards [GENERATE_ARGS...]]   (carry SHARD_DIR and .whl)
 # More of the measured kernels, steered by a cost model (the shards are split on the host: the dataset travels in the tree):
 #   python3 -m dataset.shard split --base dataset/data/cuda.sqlite --measured --shards 4 --out-dir /tmp/sh &&
@@ -27,3 +27,6 @@ for f in $OUT/shard*.sqlite; do   # one log back (the host returns at most 8 fil
   n=$(basename $f .sqlite)
   { echo "== $n: $(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from measurements where status='ok'\").fetchone()[0])" $f) ok"; cat /tmp/$n.log; } | tee -a $OUT/gen.log | tail -2 | cut -c1-400
 done
+# the host returns no file over 16 MiB: a shard of a 2-GPU split holds half the dataset (~23 MB), so every store comes back gzipped
+# (session 9 lost a call's measurements to that limit); dataset.shard merge reads .sqlite.gz
+for f in $OUT/shard*.sqlite; do gzip -1 "$f"; done
