@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models.data import load
-from models.evaluate import kernel_kfold, per_kernel
+from models.evaluate import kernel_kfold, per_kernel, run_splits
 from models.ranker import Ranker
 
 def main():
@@ -15,8 +15,7 @@ def main():
   a = ap.parse_args()
   ds = load(a.dataset)
   X, t, kern = ds.X, ds.time_s, ds.kernel
-  s = np.zeros(len(t))
-  for tr, te in kernel_kfold(kern, 5, 0): s[te] = Ranker(seed=0, threads=a.threads).fit(X[tr], t[tr], kern[tr]).predict(X[te])
+  s = run_splits(lambda i, tr: Ranker(seed=0, threads=a.threads), X, t, kern, kernel_kfold(kern, 5, 0))
   pk = per_kernel(s, t, kern)
   t1 = np.array([v["top1_score"] for v in pk.values()])
   print(f"{len(t1)} kernels: top-1 mean {t1.mean():.4f}, median {np.median(t1):.4f}, below 0.8: {(t1 < 0.8).mean():.1%}, "

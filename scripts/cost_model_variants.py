@@ -7,13 +7,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models.baselines import Regressor
 from models.data import load
-from models.evaluate import average, kernel_kfold, per_kernel
+from models.evaluate import average, kernel_kfold, per_kernel, run_splits
 from models.ranker import Ranker
 
-def held_out(make, ds) -> np.ndarray:
-  s = np.zeros(len(ds.time_s))
-  for tr, te in kernel_kfold(ds.kernel, 5, 0): s[te] = make().fit(ds.X[tr], ds.time_s[tr], ds.kernel[tr]).predict(ds.X[te])
-  return s
+def held_out(make, ds) -> np.ndarray: return run_splits(lambda i, tr: make(), ds.X, ds.time_s, ds.kernel, kernel_kfold(ds.kernel, 5, 0))
 
 def per_kernel_z(s:np.ndarray, kernel:np.ndarray) -> np.ndarray:
   out = np.zeros_like(s)

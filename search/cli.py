@@ -7,7 +7,6 @@ from pathlib import Path
 from dataset.corpus import CORPUS, ShapeError, Variant, builder, parse_variant
 from dataset.device import DeviceError, default_device, device_info, open_device
 from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler
-from dataset.sampler import hand_coded
 from search.measure import Budget, Measurer
 from search.strategies import STRATEGIES, Context, Outcome, finish, interleave
 
@@ -53,7 +52,6 @@ def search_kernels(kernels:list[Kernel], device:str, strategy:str, budget:Budget
   # tinygrad's BEAM compiles in its own pool (PARALLEL): it must not start ours, which a learned strategy run after it would then get free
   ms = [Measurer(k, device, dataclasses.replace(budget), workers=0 if strategy == "tinygrad-beam" else workers, on_timed=progress) for k in kernels]
   ctxs = [Context(scheduler(k.ast, m.ren), m, scorer, random.Random(seed)) for k, m in zip(kernels, ms)]
-  for c in ctxs: c.measurer.prefetch([hand_coded(c.base)])   # every answer measures it (finish): it compiles while the search starts
   st = time.perf_counter()
   interleave(STRATEGIES[strategy](**strategy_args), ctxs)
   return [(finish(c, strategy, time.perf_counter() - st), c.measurer) for c in ctxs]

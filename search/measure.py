@@ -11,7 +11,7 @@ from tinygrad.uop.ops import UOp
 from dataset.compile import Task, Compiled, configure, make_pool, run_kernel_task
 from dataset.device import L2Flush, renderer_for
 from dataset.kernel import Kernel, scheduler
-from dataset.sampler import reference_opts
+from dataset.sampler import hand_coded, reference_opts
 from dataset.timing import Bench
 
 class BudgetExhausted(Exception): pass
@@ -70,9 +70,11 @@ class Measurer:
     self.marks: dict[str, float] = {}                     # seconds at which a search reached its phases (mark)
     self.best = math.inf
     self._ahead: dict[tuple[Opt, ...], Future] = {}   # compiles started by prefetch(), collected by measure()
-    # the correctness reference: the unoptimized kernel, its threads grouped into blocks on a GPU (sampler.reference_opts)
-    self.ref_opts = reference_opts(scheduler(self.kernel.ast, self.ren))
-    self.prefetch([self.ref_opts])   # only a correctness check needs it, so it compiles in the background
+    # what every answer needs (strategies.finish): the correctness reference (the unoptimized kernel, its threads grouped into
+    # blocks on a GPU: sampler.reference_opts) and tinygrad's hand-coded config; both compile in the background from the start
+    base = scheduler(self.kernel.ast, self.ren)
+    self.ref_opts, self.hand = reference_opts(base), hand_coded(base)
+    self.prefetch([self.ref_opts, self.hand])
 
   @property
   def elapsed(self) -> float: return time.perf_counter() - self.start

@@ -233,8 +233,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     try:   # not cached, or cached without its default time (the search CLI's entries): measure it
       m = Measurer(k, device, Budget(), workers=workers)
       ctxs[i] = SearchContext(scheduler(k.ast, ren), m, scorer, random.Random(seed))
-      hands[i] = hand_coded(ctxs[i].base)
-      m.prefetch([hands[i]])
+      hands[i] = m.hand   # compiling since the Measurer started
     except Exception as e:
       r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
       if i in ctxs: ctxs.pop(i).measurer.close()
