@@ -61,7 +61,9 @@ def merge(dst:str|Path, srcs:list[str|Path]) -> dict[str, int]:
     for p in map(Path, srcs):
       if p.suffix != ".gz": out[str(p)] = s.merge(p); continue
       with tempfile.TemporaryDirectory() as d:
-        with gzip.open(p, "rb") as fi, open(tmp := Path(d) / p.stem, "wb") as fo: shutil.copyfileobj(fi, fo)
+        try:
+          with gzip.open(p, "rb") as fi, open(tmp := Path(d) / p.stem, "wb") as fo: shutil.copyfileobj(fi, fo)
+        except (OSError, EOFError) as e: raise StoreError(f"{p} is not a readable gzipped store: {e}") from None
         out[str(p)] = s.merge(tmp)
     return out
   finally: s.close(compact=True)

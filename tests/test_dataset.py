@@ -10,7 +10,7 @@ from dataset.corpus import CORPUS, ShapeError, extract, parse_variant, select
 from dataset.kernel import Kernel, kernel_asts, scheduler, with_opts, opts_to_json, opts_from_json
 from dataset.device import renderer_for
 from dataset.sampler import ACTIONS, children, model_children, propose, replay, hand_coded
-from dataset.store import Store
+from dataset.store import Store, StoreError
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = renderer_for("CPU")
@@ -131,6 +131,9 @@ def test_shards_split_without_overlap_and_merge_once(tmp_path):
   assert b.kernel_keys() == keys[0] | keys[1] | {k.key for k in ks} and b.count("ok") == len(ks) + len(keys[0] | keys[1])
   assert b.count("pending") == 0
   with pytest.raises(Exception, match="no dataset"): merge(tmp_path / "base.sqlite", [tmp_path / "missing.sqlite"])
+  (bad := tmp_path / "bad.sqlite.gz").write_bytes(b"not gzip")
+  for p in (bad, tmp_path / "missing.sqlite.gz"):
+    with pytest.raises(StoreError, match="not a readable gzipped store"): merge(tmp_path / "base.sqlite", [p])
   with pytest.raises(Exception, match="no dataset"): split(tmp_path / "missing.sqlite", names, 2, tmp_path / "sh2", "CPU")
   # --measured: the base's measured kernels, each in one shard with all its rows; merging them back adds nothing
   again = split_measured(tmp_path / "base.sqlite", 2, tmp_path / "sh3", "CPU")
