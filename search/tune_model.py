@@ -6,17 +6,21 @@ PyTorch eager and torch.compile, each measured in the same run.
 
 The model runs through tinygrad's ONNX runner; its kernels are those of one forward pass, deduplicated by AST key and counted.
 
-Budget (Ansor's task scheduler, greedy form: schedule()): kernel i runs n_i times per forward pass and takes t_i, first with
+Budget (Ansor's task scheduler, by expected gain: schedule()): kernel i runs n_i times per forward pass and takes t_i, first with
 tinygrad's hand-coded opts, then with the best config its search has found. Every kernel's default is measured; then, round after
-round, the kernel with the largest n_i * t_i gets more search: the first time, the batch its search compiled ahead (every kernel's
-at once, so the compile pool stays full), its budget doubled after, its search going on from where it stopped (search.strategies
-keeps the state in the context). A kernel that got fast falls back in the queue; a kernel too small to matter is never searched
-and keeps the default. Before each round the next AHEAD kernels in the queue get their next round ready (Beam.ahead: children
-scored in the pool, batch compiling), so a round starts by timing. It ends when --budget timed candidates are spent (default
-PER_KERNEL_DEFAULT per distinct kernel), --time-budget seconds pass, or every search has stopped on its own.
+round, the kernel whose next round is expected to save the most model time, n_i * t_i * g_i, gets it: g_i is FIRST_GAIN before its
+first round (the batch its search compiled ahead: every kernel's at once, so the compile pool stays full), NEXT_GAIN before its
+second, and after that the mean of the last round's relative gain and the previous expectation (its search goes on from where it
+stopped: search.strategies keeps the state in the context). So every kernel that matters gets its first round before any gets a
+third, a kernel that stopped improving falls back, and tuning stops once no round is expected to save STOP_GAIN of the model's
+current time, when --budget timed candidates are spent (default PER_KERNEL_DEFAULT per distinct kernel), --time-budget seconds
+pass, or every search has stopped on its own. Before each round the next AHEAD kernels in the queue get their next round ready
+(Beam.ahead: children scored in the pool, batch compiling), so a round starts by timing.
 Measuring the defaults and the final correctness checks come on top of the budget. A static split by the default's shares (the
 first version) spent most of the budget on kernels that became fast after a few candidates: on ResNet-50 (H200, 2026-11-21) the
-tuned model stayed 1.56x slower than BEAM=2, most of the gap in mid-size kernels that got nothing.
+tuned model stayed 1.56x slower than BEAM=2, most of the gap in mid-size kernels that got nothing; the greedy form that followed
+(the largest n_i * t_i first, its budget doubled each time) gave later rounds to kernels already tuned while small kernels that had
+become 2-4% of the tuned model kept their default (ResNet-50 b1 fp32, 2026-11-22: 5 such kernels cost ~70 us of 1.43 ms).
 
 BEAM=N for comparison (--compare-beam): tinygrad's beam_search on each kernel (beam_kernels), as BEAM=N runs it inside tinygrad's
 pipeline; its latency is measured with those opts applied through the same cache hook, its tuning time is the sum of its searches.
@@ -50,7 +54,13 @@ from search.strategies import AHEAD, STRATEGIES, Context as SearchContext, finis
 from search.measure import Budget, Measurer
 
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
-PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes to the costliest)
+ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
+PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes where it pays)
+# expected relative gain of a kernel's first round over tinygrad's hand-coded config (the H200 search bench of 2026-11-22: learned
+# beam 3.19x hand-coded in geomean, ~0.7), and of its second round (there a second round found nothing faster on 13 of 18 kernels,
+# 0.1-2.7% on 4 and 11% on one: results/logs/search_bench_s6_call1.log); both kept below what was seen, so a kernel must matter
+FIRST_GAIN, NEXT_GAIN = 0.5, 0.05
+STOP_GAIN = 0.003         # a round must be expected to save this share of the model's current time
 LEARNED = ("beam", "mcts", "pure-model")
 
 class ModelError(RuntimeError): pass
@@ -184,27 +194,32 @@ def check(got:list[np.ndarray], ref:list[np.ndarray]) -> tuple[str|None, float]:
 # *** tuning ***
 
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
-             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int]], None]|None=None) -> list[int]:
-  """Ansor's task scheduler in its greedy form: give the kernel with the largest current share of the model's time (its best
-  time so far x its runs per pass) another round of search, `first` timed candidates the first time (one number, or one per
-  kernel: the batch its search has compiled ahead) and its budget doubled after, until `total` timed candidates are spent,
-  `seconds` pass, or every kernel's search has stopped on its own. A kernel that gets faster falls back in the queue, and one that
-  never mattered is never searched (it keeps the default).
+             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int]], None]|None=None,
+             step:int=ROUND, stop:float=STOP_GAIN) -> list[int]:
+  """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
+  time so far x expected relative gain: FIRST_GAIN, then NEXT_GAIN, then the mean of the last round's gain and the expectation
+  before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
+  compiled ahead) and `step` after, until no round is expected to save `stop` of the model's current time, `total` timed
+  candidates are spent, `seconds` pass, or every kernel's search has stopped on its own.
   search(i, budget) searches kernel i on to `budget` timed candidates in all and returns (timed so far, best time, stopped).
   ahead(order), if given, is told the AHEAD kernels it will search next, in order, before each round: their next rounds can
   compile while this one is timed. Returns the budget each kernel was given."""
   n, st = len(runs), time.perf_counter()
   firsts = first if isinstance(first, list) else [first]*n
-  alloc, used, cur = [0]*n, [0]*n, [r*t for r, t in zip(runs, times)]
+  alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
   stopped = [not (t < math.inf) for t in times]
+  saves = lambda i: runs[i]*best[i]*gain[i]
   while (total is None or sum(used) < total) and (seconds is None or time.perf_counter() - st < seconds):
-    if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -cur[i])): break
+    if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -saves(i))): break
     i = cand[0]
+    if saves(i) < stop*sum(r*b for r, b in zip(runs, best) if b < math.inf): break
     if ahead is not None: ahead(cand[:AHEAD])
-    step = max(1, firsts[i]) if alloc[i] == 0 else alloc[i]
-    alloc[i] += step if total is None else min(step, total - sum(used))
-    used[i], best, stopped[i] = search(i, alloc[i])
-    cur[i] = runs[i]*min(times[i], best)
+    more = max(1, firsts[i]) if rounds[i] == 0 else step
+    alloc[i] += more if total is None else min(more, total - sum(used))
+    before, rounds[i] = best[i], rounds[i] + 1
+    used[i], t, stopped[i] = search(i, alloc[i])
+    best[i] = min(best[i], t)
+    gain[i] = NEXT_GAIN if rounds[i] == 1 else ((before - best[i])/before + gain[i])/2
     stopped[i] = stopped[i] or used[i] < alloc[i]   # it stopped short of its budget: more would not help
   return alloc
 

@@ -87,10 +87,10 @@ def test_unknown_device_is_one_line(tmp_path):
                      capture_output=True, text=True, timeout=120)
   assert r.returncode == 2 and r.stderr.strip() == "tune-model: error: unknown device 'TPU': choose one of CUDA, CPU", r.stderr
 
-def test_schedule_searches_whichever_kernel_costs_most_now():
-  # kernel 0: 100 us once per pass, its search gets it to 10 us in 3 candidates and then stops improving;
-  # kernel 1: 30 us x 2 runs, every round makes it 20% faster; kernel 2: 1 us, never worth a candidate; kernel 3: stops after 4
-  state = {0: [0, 100.0], 1: [0, 30.0], 2: [0, 1.0], 3: [0, 50.0]}
+def test_schedule_gives_the_round_expected_to_save_most():
+  # kernel 0: 100 us once per pass, its first round gets it to 10 us, later ones find nothing; kernel 1: 30 us x 2 runs, every
+  # round makes it 20% faster; kernel 2: 0.01 us, never worth a round; kernel 3: 50 us, finds nothing and stops after 4 candidates
+  state = {0: [0, 100.0], 1: [0, 30.0], 2: [0, 0.01], 3: [0, 50.0]}
   calls = []
   def search(i, b):
     calls.append((i, b))
@@ -101,15 +101,19 @@ def test_schedule_searches_whichever_kernel_costs_most_now():
     state[i] = [b, best]
     return b, best, i == 3 and b >= 4
   told = []
-  alloc = schedule([1, 2, 1, 1], [100.0, 30.0, 1.0, 50.0], search, total=30, first=3, ahead=told.append)
-  assert calls[0] == (0, 3)                       # the largest cost first
+  alloc = schedule([1, 2, 1, 1], [100.0, 30.0, 0.01, 50.0], search, total=30, first=3, step=3, ahead=told.append)
+  assert calls[:3] == [(0, 3), (1, 3), (3, 3)]    # every kernel that matters gets its first round before any gets a second, largest first
   assert told[0] == [0, 1, 3] and len(told) == len(calls) and all(o[0] == i for o, (i, _) in zip(told, calls))   # the next ones, in order
-  assert calls[1] == (1, 3)                       # 0 is at 10 us now: 2 x 30 is the largest
+  assert calls[3] == (3, 6)                       # a second round where the most time is (3 at 50 us, 1 at 2 x 24 us)
   assert sum(used for used, _ in state.values()) == 30 and state[3][0] == 4   # what 3 left unused went to the others
   assert alloc[2] == 0                            # never mattered: keeps the default
-  assert alloc[1] > alloc[0]                      # the kernel that keeps improving gets the most
+  assert alloc[1] > alloc[0] == 3                 # the kernel that keeps improving gets the rest; 0 stopped improving
   assert [b for i, b in calls if i == 1] == sorted(b for i, b in calls if i == 1)   # budgets only grow: a search goes on
   assert [i for i, _ in calls].count(3) == 2 and calls[-1][0] != 3   # 3 stopped on its own: never searched again
+  # no budget cap: rounds that find nothing lower what the next is expected to save, until none is worth `stop` of the model's time
+  flat = lambda i, b: (b, 50.0, False)
+  assert schedule([1, 1], [100.0, 100.0], flat, total=None, first=3, step=3) == [15, 15]
+  assert schedule([1, 1], [100.0, 100.0], flat, total=None, first=3, step=3, stop=0.1) == [3, 3]   # after the first rounds
   # no budget left after the first round, or nothing left to search: it stops
   assert schedule([1], [5.0], lambda i, b: (b, 1.0, False), total=2, first=3) == [2]
   assert schedule([1], [float("inf")], lambda i, b: (b, 1.0, False), total=10) == [0]
