@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU-host call (device tool, carry .whl; results/models_cache travels in the tree): scripts/bench_models.py on MODELS (comma
 # list), spread over the host's GPUs, every kernel of them tuned again; BEAM=2's per-kernel results come from the cache
-# (results/models_cache/beam2.*.json). Results land in $OUT (models.json/.md, bench.log); merge them into results/models.json.
+# (results/models_cache/beam2.*.json). Results land in $OUT (models.json/.md, bench_models.log); merge them into results/models.json.
 #   bash scripts/gpu_models.sh gpt2_s512_fp32,resnet50_b1_fp32,cvt13_b1_fp32,resnet50_b1_fp16 [SECONDS] [RESERVE]
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
@@ -12,4 +12,5 @@ N=$(nvidia-smi -L | wc -l)
 rm -rf /tmp/cache && cp -r results/models_cache /tmp/cache
 for m in ${1//,/ }; do rm -f /tmp/cache/$m.tuned.json /tmp/cache/$m.report.json; done
 python3 scripts/bench_models.py --device CUDA --gpus $N --workers 15 --seconds ${2:-440} --reserve ${3:-60} --final --models $1 \
-  --cache /tmp/cache --out $OUT --no-plot 2>&1 | tee $OUT/bench.log | grep -v "^\[gpu.\]   " | tail -60
+  --cache /tmp/cache --out $OUT --no-plot
+grep -v "^\[gpu.\]   " $OUT/bench_models.log | tail -60
