@@ -39,15 +39,16 @@ def split(base:str|None, kernels:str, shards:int, out_dir:str|Path, device:str="
   def fill(names): return lambda s: [s.add_variant(n, device, found[n][1], [(None, None)]*len(found[n][1])) for n in names]
   return [_write(out_dir, i, names, fill(names)) for i, names in enumerate(_balanced([(n, len(ks)) for n, (_, ks) in found.items()], shards))]
 
-def split_measured(base:str, shards:int, out_dir:str|Path, device:str="CUDA") -> list[tuple[Path, list[str], int]]:
-  """The base's measured kernels, whole variants with their devices and finished measurements, split into shard stores (no
-  extraction: the kernels' ASTs are copied)."""
+def split_measured(base:str, shards:int, out_dir:str|Path, device:str="CUDA", variants:list[str]|None=None) -> list[tuple[Path, list[str], int]]:
+  """The base's measured kernels (of `variants` only, if given), whole variants with their devices and finished measurements,
+  split into shard stores (no extraction: the kernels' ASTs are copied)."""
   b = Store(base, readonly=True)   # StoreError if it is not there
   measured = b.measured_keys()
   sizes: dict[str, int] = {}
   for r in b.kernels(device):
-    if r["key"] in measured: sizes[r["variant"]] = sizes.get(r["variant"], 0) + 1
+    if r["key"] in measured and (variants is None or r["variant"] in variants): sizes[r["variant"]] = sizes.get(r["variant"], 0) + 1
   b.close()
+  if variants is not None and (missing := set(variants) - set(sizes)): raise StoreError(f"{base} has no measured kernels of {sorted(missing)}")
   def fill(names:list[str]): return lambda s: s.merge(base, variants=names)
   out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
   return [_write(out_dir, i, names, fill(names)) for i, names in enumerate(_balanced(list(sizes.items()), shards))]
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
   sub = ap.add_subparsers(dest="cmd", required=True)
   sp = sub.add_parser("split", help="extract new kernels into shard stores (needs no device)")
   sp.add_argument("--base", help="the main store: kernels it has measured are left out")
-  sp.add_argument("--kernels", help="variants to split (as generate-dataset --kernels)")
+  sp.add_argument("--kernels", help="variants to split (as generate-dataset --kernels); with --measured: a comma list of the base's variant names")
   sp.add_argument("--measured", action="store_true", help="split the base's measured kernels instead, with their measurements")
   sp.add_argument("--shards", type=int, required=True); sp.add_argument("--out-dir", required=True)
   sp.add_argument("--device", default="CUDA")
@@ -83,9 +84,9 @@ def main(argv=None) -> int:
   try:
     if a.cmd == "split":
       if a.shards < 1: ap.error("--shards must be >= 1")
-      if a.measured and (a.base is None or a.kernels is not None): ap.error("--measured takes --base and no --kernels")
+      if a.measured and a.base is None: ap.error("--measured takes --base")
       if not a.measured and a.kernels is None: ap.error("--kernels is required (or --measured)")
-      made = split_measured(a.base, a.shards, a.out_dir, a.device) if a.measured else split(a.base, a.kernels, a.shards, a.out_dir, a.device)
+      made = split_measured(a.base, a.shards, a.out_dir, a.device, a.kernels.split(",") if a.kernels else None) if a.measured else split(a.base, a.kernels, a.shards, a.out_dir, a.device)
       for path, names, n in made: print(f"{path}: {len(names)} variants, {n} kernels")
     else:
       for p, n in merge(a.dst, a.srcs).items(): print(f"{p}: {n} measurements added")
