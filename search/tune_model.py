@@ -228,8 +228,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
   (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
 
-  Setup compiles ahead, for every kernel at once: its default and the first batch its search will measure (Beam.prepare), so the
-  compile pool stays full instead of waiting on one kernel's batch at a time (as BEAM does). Its seconds are shared out evenly
+  Setup compiles ahead, for every kernel at once: its default, then (costliest default first) the first batch its search will measure
+  (Beam.prepare), so the compile pool stays full instead of waiting on one kernel's batch at a time (as BEAM does). Its seconds are shared out evenly
   over the kernels set up; each kernel's tune_s adds its own search rounds and final check, so the sum is the tuning's wall time."""
   ren = renderer_for(device)
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
@@ -252,19 +252,21 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     except Exception as e:
       r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
       if i in ctxs: ctxs.pop(i).measurer.close()
-  # the first batches: the beam's model descents in the compile pool, then compiling there too
-  searchable = [i for i in ctxs if rows[i]["status"] is None]
-  for i, batch in zip(searchable, prepare_all(strat, [ctxs[i] for i in searchable])):
-    if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
-    first[i] = len(set(batch) - {hands[i]}) or MIN_PER_KERNEL
-  for i in list(ctxs):
+  for i in list(ctxs):   # the defaults first (their compiles started with the Measurers): the search setup goes by their shares
     try:
       rows[i]["default_us"] = ctxs[i].measurer.measure([hands[i]])[0]*1e6
       if rows[i]["default_us"] == math.inf: raise RuntimeError(ctxs[i].measurer.errors.get(hands[i], "it does not run"))
     except Exception as e: rows[i]["status"] = f"failed: default not measurable ({one_line(e, 300)})"
-  for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
   weights = [r["default_us"]*r["occurrences"] if r["default_us"] not in (None, math.inf) else 0.0 for r in rows]
   for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
+  # the first batches (the beam's model descents in the compile pool, then compiling there too), costliest kernel first: the
+  # scheduler times the costliest kernels' first rounds first, and their batches must not compile behind the small kernels' (ResNet-50
+  # b1 fp16, 2026-11-22, in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch)
+  searchable = sorted((i for i in ctxs if rows[i]["status"] is None), key=lambda i: -weights[i])
+  for i, batch in zip(searchable, prepare_all(strat, [ctxs[i] for i in searchable])):
+    if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
+    first[i] = len(set(batch) - {hands[i]}) or MIN_PER_KERNEL
+  for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
   todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
   for i in set(ctxs) - set(todo): ctxs.pop(i).measurer.close()   # cached, or its default failed: nothing to search
   n = budget if budget is not None else (None if time_budget else PER_KERNEL_DEFAULT*len(todo))
