@@ -147,6 +147,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
   import pickle
   from search.cache import TunedCache, _key
   from search.tune_model import beam_kernels, open_model, tune_kernels, tune_model
+  from search.measure import shared_pool
   from search.cli import load_model
   from dataset.device import device_info, open_device
   device = a.device
@@ -178,6 +179,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
     try:
       if job[0] == "tune":
         n = job[1]
+        if a.workers > 1: shared_pool(device, a.workers)   # as tune-model starts it: while the model loads, not in the tuning
         module, xs = build(n, device, a.seed)
         _, m, ks, counts, _ = open_model(module, xs, device, n)
         dev_name, arch, props = device_info(device)

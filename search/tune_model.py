@@ -51,7 +51,7 @@ from dataset.timing import compare
 from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned, stats as cache_stats
 from search.cli import load_model, tune_kernel
 from search.strategies import AHEAD, STRATEGIES, Context as SearchContext, finish, prepare_all
-from search.measure import Budget, Measurer
+from search.measure import Budget, Measurer, shared_pool
 
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
@@ -393,6 +393,9 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
                          "cost_model": cm_path, "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
                          "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs,
                          "latency": f"median of {runs} TinyJit runs after 2 warm-up calls, device synchronized after each"}
+  # the search's compile workers start (spawned, each importing tinygrad) while the default latency is measured, which the run
+  # waits for anyway, instead of at the start of the tuning
+  if workers > 1: shared_pool(device, workers)
   default = tinygrad_latency(m, runs)
   rep["default_ms"], rep["default_first_s"] = default["ms"], default["first_s"]
   st = time.perf_counter()

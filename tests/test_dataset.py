@@ -141,6 +141,11 @@ def test_shards_split_without_overlap_and_merge_once(tmp_path):
   assert not (keys[0] & keys[1]) and keys[0] | keys[1] == b.measured_keys()
   assert sum(Store(p, readonly=True).count("ok") for p, _, _ in again) == b.count("ok")
   assert sum(merge(tmp_path / "base.sqlite", [p for p, _, _ in again]).values()) == 0
+  # --measured with variant names: only those variants' kernels; a name the base has not measured is an error
+  one = again[0][1][0]
+  only = split_measured(tmp_path / "base.sqlite", 1, tmp_path / "sh4", "CPU", [one])
+  assert only[0][1] == [one] and 0 < len(Store(only[0][0], readonly=True).kernel_keys()) < len(b.measured_keys())
+  with pytest.raises(StoreError, match="no measured kernels of"): split_measured(tmp_path / "base.sqlite", 1, tmp_path / "sh5", "CPU", ["nope"])
 
 def _gen(out, *args, **kw):
   return subprocess.Popen([sys.executable, "-m", "dataset.generate", "--device", "CPU", "--out", str(out), "--no-progress",
