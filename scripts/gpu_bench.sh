@@ -3,11 +3,7 @@
 # ops first. Results land in $OUT (search_bench.json/.md, bench.log); copy them to results/ and plot there with
 #   python scripts/bench_search.py --replot results/search_bench.json
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PARALLEL=16   # tinygrad BEAM's compile pool: the 16 cores of one GPU's share
-nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
-nproc | tee -a $OUT/gpu.txt
-N=$(nvidia-smi -L | wc -l)
+source scripts/gpu_host.sh
 # slowest first (BEAM=2 + BEAM=4 seconds per op in the first call: conv3x3_s1 318, attention 277, conv7x7_s2 195, gemm4096 87)
 OPS=conv3x3_s1,conv3x3_s2,attention,conv7x7_s2,gemm4096,conv1x1,gemm2048_fp32,bmm,depthwise3x3_fp32,softmax_fp32,layernorm_fp32
 timeout ${1:-560} python3 scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --device CUDA --gpus $N --workers 15 \

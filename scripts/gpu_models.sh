@@ -4,11 +4,7 @@
 # (results/models_cache/beam2.*.json). Results land in $OUT (models.json/.md, bench_models.log); merge them into results/models.json.
 #   bash scripts/gpu_models.sh gpt2_s512_fp32,resnet50_b1_fp32,cvt13_b1_fp32,resnet50_b1_fp16 [SECONDS] [RESERVE]
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PARALLEL=16   # tinygrad BEAM's compile pool: the 16 cores of one GPU's share
-nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
-nproc | tee -a $OUT/gpu.txt
-N=$(nvidia-smi -L | wc -l)
+source scripts/gpu_host.sh
 rm -rf /tmp/cache && cp -r results/models_cache /tmp/cache
 for m in ${1//,/ }; do rm -f /tmp/cache/$m.tuned.json /tmp/cache/$m.report.json; done
 python3 scripts/bench_models.py --device CUDA --gpus $N --workers 15 --seconds ${2:-440} --reserve ${3:-60} --final --models $1 \

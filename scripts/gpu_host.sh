@@ -1,0 +1,7 @@
+# Sourced by the scripts/gpu_*.sh host calls (device tool, .whl carried): the carried wheels installed, the environment set, the
+# GPUs and cores recorded in $OUT/gpu.txt, their count in N.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PARALLEL=16   # tinygrad BEAM's compile pool: the 16 cores of one GPU's share
+nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
+nproc | tee -a $OUT/gpu.txt
+N=$(nvidia-smi -L | wc -l)
