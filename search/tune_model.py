@@ -228,9 +228,10 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
   (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
 
-  Setup compiles ahead, for every kernel at once: its default, then (costliest default first) the first batch its search will measure
-  (Beam.prepare), so the compile pool stays full instead of waiting on one kernel's batch at a time (as BEAM does). Its seconds are shared out evenly
-  over the kernels set up; each kernel's tune_s adds its own search rounds and final check, so the sum is the tuning's wall time."""
+  Setup compiles ahead, for every kernel at once: its default, then (costliest default first) the first batch its search will
+  measure (Beam.prepare), so the compile pool stays full instead of waiting on one kernel's batch at a time (as BEAM does). Its
+  seconds are shared out evenly over the kernels set up; each kernel's tune_s adds its own search rounds and final check, so the
+  sum is the tuning's wall time."""
   ren = renderer_for(device)
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
