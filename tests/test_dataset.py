@@ -87,7 +87,7 @@ def test_model_proposals_are_unmeasured_children_best_scored_first():
 
 def test_generate_with_model_measures_its_picks(tmp_path):
   out = tmp_path / "m.sqlite"
-  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "24", "--model", str(ROOT / "models/cost_model_cpu.txt"))
+  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "12", "--model", str(ROOT / "models/cost_model_cpu.txt"))
   assert r.wait(timeout=300) == 0, r.stdout.read()
   rows = sqlite3.connect(out).execute("SELECT kernel, opts, source, status FROM measurements").fetchall()
   picks = [(k, opts_from_json(json.loads(o))) for k, o, src, st in rows if src == "model"]
