@@ -11,6 +11,7 @@ from dataset.kernel import opts_from_json, scheduler
 from dataset.sampler import hand_coded
 from models.cost_model import CostModel, schedulers
 from models.data import renderer
+from search.cache import _key
 from search.strategies import Beam, Context, _drive
 
 def main():
@@ -28,7 +29,7 @@ def main():
   below = n = 0
   print(f"# {a.model_name}: kernels {a.slower}x slower than BEAM=2 or more, scored by {Path(a.model).name}")
   for k in pickle.loads((Path(a.cache) / f"{a.model_name}.kernels.pkl").read_bytes())["order"]:
-    r, key = rows[k.key], f"{k.key}|CUDA|0.14.0"
+    r, key = rows[k.key], _key(k.key, cm.meta["backend"])
     if r["beam_us"] is None or r["tuned_us"] < a.slower*r["beam_us"] or key not in tuned or key not in beam: continue
     base = scheduler(k.ast, ren)
     ss = schedulers(k.ast, ren, [opts_from_json(beam[key]["opts"]), opts_from_json(tuned[key]["opts"]), hand_coded(base)])

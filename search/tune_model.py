@@ -238,7 +238,6 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
            "search_s": 0.0, "tune_s": None, "status": None} for i, k in enumerate(kernels)]
   strat = STRATEGIES[strategy]()
   ctxs: dict[int, SearchContext] = {}
-  hands: dict[int, tuple] = {}
   first: dict[int, int] = {}
   st = time.perf_counter()
   for i, (r, k) in enumerate(zip(rows, kernels)):
@@ -249,14 +248,14 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     try:   # not cached, or cached without its default time (the search CLI's entries): measure it
       m = Measurer(k, device, Budget(), workers=workers)
       ctxs[i] = SearchContext(scheduler(k.ast, ren), m, scorer, random.Random(seed))
-      hands[i] = m.hand   # compiling since the Measurer started
     except Exception as e:
       r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
       if i in ctxs: ctxs.pop(i).measurer.close()
   for i in list(ctxs):   # the defaults first (their compiles started with the Measurers): the search setup goes by their shares
     try:
-      rows[i]["default_us"] = ctxs[i].measurer.measure([hands[i]])[0]*1e6
-      if rows[i]["default_us"] == math.inf: raise RuntimeError(ctxs[i].measurer.errors.get(hands[i], "it does not run"))
+      m = ctxs[i].measurer   # its hand-coded config has compiled since the Measurer started
+      rows[i]["default_us"] = m.measure([m.hand])[0]*1e6
+      if rows[i]["default_us"] == math.inf: raise RuntimeError(m.errors.get(m.hand, "it does not run"))
     except Exception as e: rows[i]["status"] = f"failed: default not measurable ({one_line(e, 300)})"
   weights = [r["default_us"]*r["occurrences"] if r["default_us"] not in (None, math.inf) else 0.0 for r in rows]
   for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
@@ -266,7 +265,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   searchable = sorted((i for i in ctxs if rows[i]["status"] is None), key=lambda i: -weights[i])
   for i, batch in zip(searchable, prepare_all(strat, [ctxs[i] for i in searchable])):
     if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
-    first[i] = len(set(batch) - {hands[i]}) or MIN_PER_KERNEL
+    first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
   for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
   todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
   for i in set(ctxs) - set(todo): ctxs.pop(i).measurer.close()   # cached, or its default failed: nothing to search
@@ -301,7 +300,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       r.update(status=r["status"] or "default", hand_coded_us=r["default_us"], tuned_us=r["default_us"], timed=m.timed - base[i],
                compiled=m.compiled, tune_s=r["tune_s"] + r["search_s"])
       if r["status"] == "default":
-        cache.put(k.key, device, opts_to_json(hands[i]), time_us=r["default_us"], hand_coded_us=r["default_us"], name=k.name,
+        cache.put(k.key, device, opts_to_json(m.hand), time_us=r["default_us"], hand_coded_us=r["default_us"], name=k.name,
                   strategy="default", model=None, tune_s=r["tune_s"])
       m.close(); continue
     st = time.perf_counter()
