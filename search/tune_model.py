@@ -296,6 +296,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   for j, i in enumerate(todo):
     r, k, c = rows[i], kernels[i], ctxs[i]
     m, r["budget"] = c.measurer, alloc[j]
+    # where a kernel's tuning seconds went: its share of the setup, waiting on compiles, timing on the device, the final check;
+    # the rest of search_s is the search's own CPU (scoring children) and waiting for the pool (compile_wait_s counts the default's)
+    r["phases"] = {"setup_s": r["tune_s"], "compile_wait_s": m.compile_s, "timing_s": m.time_s}
     if alloc[j] == 0 or r["status"] is not None:   # never searched (or failed): the default, cached too so a rerun has nothing left to decide
       r.update(status=r["status"] or "default", hand_coded_us=r["default_us"], tuned_us=r["default_us"], timed=m.timed - base[i],
                compiled=m.compiled, tune_s=r["tune_s"] + r["search_s"])
@@ -306,6 +309,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     st = time.perf_counter()
     o = finish(c, strategy, r["search_s"])
     m.close()
+    r["phases"]["verify_s"] = time.perf_counter() - st
     r["tune_s"] += r["search_s"] + time.perf_counter() - st   # measuring its default, searching, and the final check
     r.update(timed=o.timed - base[i], compiled=o.compiled, search_s=round(o.search_s, 3), hand_coded_us=o.hand_time_s*1e6)
     if not o.verified:
@@ -315,7 +319,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     cache.put(k.key, device, opts_to_json(o.opts), time_us=o.time_s*1e6, hand_coded_us=o.hand_time_s*1e6, name=k.name,
               strategy=strategy, model=model_name, tune_s=r["tune_s"], timed=r["timed"], compiled=o.compiled)
     log(f"  {k_name(i)} x{r['occurrences']} ({r['share']:.1%}): {r['hand_coded_us']:.1f} -> {r['tuned_us']:.1f} us, "
-        f"budget {alloc[j]}, {r['timed']} timed, {r['tune_s']:.1f} s")
+        f"budget {alloc[j]}, {r['timed']} timed, {r['tune_s']:.1f} s (" + ", ".join(f"{ph[:-2]} {v:.1f}" for ph, v in r["phases"].items()) + ")")
   return rows
 
 def beam_kernels(kernels:list[Kernel], device:str, cache:TunedCache, amt:int, workers:int, search:bool=True,
