@@ -35,7 +35,7 @@ class Generator:
     self.score = None
     if model is not None:   # the compile workers score with it (the scorer pickles as the model's path; each loads it once)
       from models.cost_model import CostModel
-      self.score = CostModel.load(model, arch=self.arch).scorer(props)
+      self.score = CostModel.load(model, arch=self.arch).scorer(props, compile_penalty=False)   # its favourites, slow compiles too
     self.variants = variants
     self.stats = {"ok": 0, "failed": 0, "duplicates": 0, "empty": 0, "pool_restarts": 0}
     self.phase = {k: 0.0 for k in ("wait", "bench", "time", "check")}  # main-process seconds: wait = compile-bound

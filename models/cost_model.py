@@ -20,6 +20,8 @@ from dataset.errors import one_line
 from dataset.kernel import TINYGRAD_VERSION, scheduler
 from models.features import FEATURES, SCHEMA_VERSION, featurize
 from models.ranker import Ranker
+from models.baselines import Regressor
+from models.compile_cost import penalty
 
 FORMAT = "kerntune-cost-model"
 MODELS = Path(__file__).parent
@@ -54,8 +56,8 @@ def default_model_path(device:str, arch:str|None=None) -> Path:
 def file_sha256(path:Path) -> str: return hashlib.sha256(path.read_bytes()).hexdigest()
 
 class CostModel:
-  def __init__(self, ranker:Ranker, meta:dict, path:Path|None=None):
-    self.ranker, self.meta, self.path = ranker, meta, path
+  def __init__(self, ranker:Ranker, meta:dict, path:Path|None=None, compile_model:Regressor|None=None):
+    self.ranker, self.meta, self.path, self.compile_model = ranker, meta, path, compile_model
   @property
   def props(self) -> dict: return self.meta["device_props"]
 
@@ -64,9 +66,14 @@ class CostModel:
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[1] != len(FEATURES): raise ValueError(f"expected a (n, {len(FEATURES)}) feature matrix, got {X.shape}")
     return self.ranker.predict(X)
-  def score_schedulers(self, ks:list[Scheduler], props:dict|None=None) -> np.ndarray:
-    """Candidates as Schedulers with their opts applied. `props`: the device's properties (default: those it was trained with)."""
-    return self.score(np.stack([featurize(k, self.props if props is None else props) for k in ks])) if ks else np.zeros(0)
+  def score_schedulers(self, ks:list[Scheduler], props:dict|None=None, compile_penalty:bool=False) -> np.ndarray:
+    """Candidates as Schedulers with their opts applied. `props`: the device's properties (default: those it was trained with).
+    compile_penalty: less models.compile_cost.penalty of their predicted compile seconds (if the model has a compile model)."""
+    if not ks: return np.zeros(0)
+    X = np.stack([featurize(k, self.props if props is None else props) for k in ks])
+    s = self.score(X)
+    if compile_penalty and self.compile_model is not None: s = s - penalty(self.compile_model.predict_log_time(X))
+    return s
   def score_opts(self, ast:UOp, opts_list:list[tuple[Opt, ...]], ren:Renderer, props:dict|None=None) -> np.ndarray:
     """Candidates of one kernel as opt sequences: -inf where they do not apply."""
     ks = schedulers(ast, ren, opts_list)
@@ -74,10 +81,11 @@ class CostModel:
     out = np.full(len(ks), -math.inf)
     if ok: out[ok] = self.score_schedulers([ks[i] for i in ok], props)
     return out
-  def scorer(self, props:dict|None=None) -> Callable[[list[Scheduler]], np.ndarray]:
-    """What search calls: Schedulers in, scores out (higher = predicted faster). It pickles as the model's path, so a compile
-    worker can score too (it loads the model once per process)."""
-    return Scorer(self, props)
+  def scorer(self, props:dict|None=None, compile_penalty:bool=True) -> Callable[[list[Scheduler]], np.ndarray]:
+    """What search calls: Schedulers in, scores out (higher = predicted faster; by default less the penalty for a slow compile,
+    which is what a search's measurements cost). It pickles as the model's path, so a compile worker can score too (it loads the
+    model once per process)."""
+    return Scorer(self, props, compile_penalty)
 
   # *** persistence ***
   def save(self, path:str|Path):
@@ -116,17 +124,25 @@ class CostModel:
     except Exception as e: raise CostModelError(f"{path} is corrupt: LightGBM cannot read it ({one_line(e)})") from None
     if ranker.booster.num_feature() != len(FEATURES):
       raise CostModelError(f"{path} expects {ranker.booster.num_feature()} features, the schema has {len(FEATURES)}")
-    return cls(ranker, meta, path)
+    compile_model = None
+    if (cm := meta.get("compile_model")) is not None:   # optional: a model without one scores without the compile penalty
+      f = path.parent / cm.get("file", "")
+      if not f.is_file() or file_sha256(f) != cm.get("sha256"):
+        raise CostModelError(f"{f} is missing or corrupt: its sha256 does not match the one recorded in {mj.name}")
+      try: compile_model = Regressor.load(f)
+      except Exception as e: raise CostModelError(f"{f} is corrupt: LightGBM cannot read it ({one_line(e)})") from None
+    return cls(ranker, meta, path, compile_model)
 
 _LOADED: dict[str, CostModel] = {}
 class Scorer:
   """A cost model with the device properties it scores for: Schedulers in, scores out. Pickles as the model file's path."""
-  def __init__(self, model:CostModel, props:dict|None): self.model, self.props = model, props
-  def __call__(self, ks) -> np.ndarray: return self.model.score_schedulers(list(ks), self.props)
+  def __init__(self, model:CostModel, props:dict|None, compile_penalty:bool=True):
+    self.model, self.props, self.compile_penalty = model, props, compile_penalty
+  def __call__(self, ks) -> np.ndarray: return self.model.score_schedulers(list(ks), self.props, self.compile_penalty)
   def portable(self) -> bool: return self.model.path is not None   # can score in another process (search's compile pool)
   def __getstate__(self) -> dict:
     if self.model.path is None: raise TypeError("a cost model that was not loaded from a file cannot be sent to another process")
-    return {"path": str(self.model.path), "props": self.props}
+    return {"path": str(self.model.path), "props": self.props, "compile_penalty": self.compile_penalty}
   def __setstate__(self, st:dict):
     if st["path"] not in _LOADED: _LOADED[st["path"]] = CostModel.load(st["path"])
-    self.model, self.props = _LOADED[st["path"]], st["props"]
+    self.model, self.props, self.compile_penalty = _LOADED[st["path"]], st["props"], st["compile_penalty"]

@@ -24,6 +24,7 @@ class Dataset:
   name: np.ndarray           # kernel name
   source: np.ndarray         # 'fixed' | 'hand' | 'random' | 'expand' | 'mutate'
   opts: np.ndarray           # opts JSON
+  compile_s: np.ndarray      # seconds its compile took (nan where not recorded): what models.compile_cost learns
   device: str                # device name as measured ("NVIDIA H200")
   arch: str                  # "sm_90", "x86_64"
   backend: str               # tinygrad device the kernels were scheduled for: "CUDA" | "CPU"
@@ -35,7 +36,7 @@ class Dataset:
   def network(self) -> np.ndarray: return np.where(np.isin(self.family, NETWORKS), self.family, "")
   def subset(self, m:np.ndarray) -> Dataset:
     return Dataset(self.X[m], self.time_s[m], self.kernel[m], self.family[m], self.name[m], self.source[m], self.opts[m],
-                   self.device, self.arch, self.backend, self.props, self.tinygrad, self.hash)
+                   self.compile_s[m], self.device, self.arch, self.backend, self.props, self.tinygrad, self.hash)
   def __len__(self) -> int: return len(self.time_s)
 
 def backend_of(arch:str) -> str: return "CUDA" if arch.startswith("sm_") else "CPU"
@@ -100,4 +101,4 @@ def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:in
   keep = ~np.isnan(X).any(axis=1)
   ok, X = ok[keep].reset_index(drop=True), X[keep]
   return Dataset(X, ok.time_s.to_numpy(np.float64), ok.kernel.to_numpy(str), ok.family.to_numpy(str), ok.name.to_numpy(str),
-                 ok.source.to_numpy(str), ok.opts.to_numpy(str), device, arch, backend, props, TINYGRAD_VERSION, digest)
+                 ok.source.to_numpy(str), ok.opts.to_numpy(str), ok.compile_s.to_numpy(np.float64, na_value=np.nan), device, arch, backend, props, TINYGRAD_VERSION, digest)

@@ -14,6 +14,7 @@ from models.evaluate import (kernel_kfold, leave_one_out, per_kernel, average, h
                              METRICS)
 from models.ranker import Ranker
 from models.baselines import Regressor, RandomRanker
+from models.compile_cost import attach, fit as fit_compile
 from models.mlp import MLPRanker
 from models.tune import tune, STORAGE
 from models.cost_model import CostModel, CostModelError, schedulers, default_model_path
@@ -249,6 +250,9 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
                       "excluded_keys_file": a.exclude_keys, "excluded_keys_in_dataset": excluded},
           "metrics": metrics, "trained": datetime.date.today().isoformat(), "command": command}
   CostModel(model, meta).save(out)
+  try:   # the search's compile-time penalty (models.compile_cost); a dataset without compile times gets a model without it
+    attach(out, fit_compile(ds.X, ds.compile_s, threads), int(np.isfinite(ds.compile_s).sum()))
+  except ValueError as e: log(f"no compile model: {e}")
   log(f"wrote {out} and {out.with_suffix('.json')}")
   if a.evaluate: write_results(a, ds, res, params, command)
   return res

@@ -131,6 +131,25 @@ def test_corrupt_model_files(trained, tmp_path):
   p.write_text(p.read_text().replace("num_leaves=", "num_leaves=1", 1))
   with pytest.raises(CostModelError, match="sha256"): CostModel.load(p)
 
+def test_compile_model_learns_and_penalizes_slow_compiles(trained, ds, kernels, tmp_path):
+  from models.compile_cost import attach, fit, penalty, compile_path
+  tr, te = next(kernel_kfold(ds.kernel, 3, 0))
+  reg = fit(ds.X[tr], ds.compile_s[tr], threads=1)
+  m = np.isfinite(ds.compile_s[te]) & (ds.compile_s[te] > 0)
+  y, pred = np.log(ds.compile_s[te][m]), reg.predict_log_time(ds.X[te][m])
+  assert np.mean((y - pred)**2) < 0.8*np.var(y)   # held-out kernels: better than predicting the mean
+  assert np.array_equal(penalty(np.log([0.1, 1.0, 4.0]), 1.0, 1.0), [0.0, 0.0, 2.0])
+  p = _edited(trained, tmp_path)
+  attach(p, reg, int(tr.sum()))
+  cm = CostModel.load(p)
+  i = np.flatnonzero(ds.kernel == ds.kernel[te][0])[:5]   # one held-out kernel's configs: the search's scorer subtracts exactly the penalty of their predicted compile
+  ks = schedulers(Kernel.ast_from_blob(kernels[0][ds.kernel[i[0]]]["ast"]), CPU, [opts_from_json(json.loads(ds.opts[j])) for j in i])
+  with_pen, without = cm.score_schedulers(ks, compile_penalty=True), cm.score_schedulers(ks, compile_penalty=False)
+  assert np.allclose(without - with_pen, penalty(reg.predict_log_time(np.stack([featurize(k, cm.props) for k in ks]))))
+  assert np.allclose(cm.scorer(compile_penalty=True)(ks), with_pen)
+  compile_path(p).write_text("garbage")   # a compile model that is not the recorded one
+  with pytest.raises(CostModelError, match="sha256"): CostModel.load(p)
+
 def test_cli_trains_and_refuses_device_mismatch(cache, tmp_path, capsys):
   out = tmp_path / "m.txt"
   assert train_main([str(CPU_DATA), "--device", "CUDA", "--out", str(out), "--quiet"]) == 2
