@@ -226,7 +226,9 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict]) -> list[tuple[Opt, ...]]:
   blob, key, score, params = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score))]
 
-LOCKSTEP = 8   # up to this many kernels descend together, each depth's expansions spread over the pool; more: one kernel per worker
+LOCKSTEP = 8   # at least this many kernels may descend together, each depth's expansions spread over the pool; as many as the pool
+# has workers may: one kernel per worker would leave workers idle and wait on the slowest descent (GPT-2's 11 kernels: 0.5-4 s of CPU
+# each, 20 s in all, on a 15-worker pool); more kernels than workers: one kernel per worker
 
 def _lockstep(strat:Beam, ctxs:list[Context]) -> list[tuple[list, list]|None]:
   """The kernels' model descents side by side: every kernel's next depth is started in the pool before any is waited on, so a
@@ -244,15 +246,15 @@ def _lockstep(strat:Beam, ctxs:list[Context]) -> list[tuple[list, list]|None]:
 
 def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
   """Every context's first batch (Beam.prepare), compiling at once. With several kernels the model descents run in the compile
-  pool where the scorer can travel there: in lockstep, their expansions spread over the workers (up to LOCKSTEP kernels), or one
-  kernel per worker (seconds of CPU each; tune-model has dozens); one kernel's descent runs here, its expansions spread over the
-  pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time. Per
+  pool where the scorer can travel there: in lockstep, their expansions spread over the workers (up to LOCKSTEP kernels, or as many
+  as the pool has workers), or one kernel per worker (seconds of CPU each; tune-model has dozens); one kernel's descent runs here,
+  its expansions spread over the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time. Per
   context: its batch, or why it could not be prepared."""
   if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
   remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
     c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)
   futs, found = {}, [None]*len(ctxs)
-  if remote and len(ctxs) <= LOCKSTEP: found = _lockstep(strat, ctxs)
+  if remote and len(ctxs) <= max(LOCKSTEP, ctxs[0].measurer.workers): found = _lockstep(strat, ctxs)
   elif remote:
     params = {f.name: getattr(strat, f.name) for f in fields(strat)}
     for i, c in enumerate(ctxs):
