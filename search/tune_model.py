@@ -30,9 +30,10 @@ and no per-kernel measurement. Kernels that keep the default are cached with tin
 same reason. A kernel whose search fails keeps the default and is reported with status "failed: ..." (not cached, so a rerun tries
 it again); results cached before a failure stay.
 
-Latency: median of --runs runs of a TinyJit of the runner (its python interpretation and scheduling are captured once, as any
-deployed tinygrad model would run), after the JIT's two warm-up calls, with the device synchronized after every run. The tuned JIT
-gets the cached opts at capture time, through search.cache's TinyJit hook. Outputs are checked against PyTorch when a module is given, else against tinygrad's default run, with the dataset's
+Latency: a TinyJit of the runner (its python interpretation and scheduling are captured once, as any deployed tinygrad model would
+run), after the JIT's two warm-up calls, with the device synchronized after every run; each configuration's JIT is first timed
+--runs times as it is captured (first_pass_ms), then default, tuned and BEAM take turns for ROUNDS rounds of --runs runs and the
+median of those is the figure (interleaved). The tuned JIT gets the cached opts at capture time, through search.cache's TinyJit hook. Outputs are checked against PyTorch when a module is given, else against tinygrad's default run, with the dataset's
 dtype tolerance (dataset.timing.compare)."""
 from __future__ import annotations
 import argparse, contextlib, json, math, random, statistics, sys, tempfile, time
@@ -165,7 +166,20 @@ def tinygrad_latency(model:OnnxModel, runs:int, ctx=contextlib.nullcontext) -> d
     st = time.perf_counter(); outs = jit(*model.inputs); dev.synchronize()
     ts.append(time.perf_counter() - st)
   applied = [after["tuned"] - before["tuned"], after["tuned"] + after["default"] - before["tuned"] - before["default"]]
-  return {"ms": statistics.median(ts)*1e3, "first_s": first_s, "outputs": [o.numpy() for o in outs], "applied": applied}
+  return {"ms": statistics.median(ts)*1e3, "first_s": first_s, "outputs": [o.numpy() for o in outs], "applied": applied, "jit": jit}
+
+ROUNDS = 5   # interleaved() alternates the captured JITs this many times
+def interleaved(model:OnnxModel, jits:dict[str, TinyJit], runs:int, rounds:int=ROUNDS) -> dict[str, float]:
+  """Median ms per captured JIT over `rounds` rounds of `runs` runs each, the JITs taking turns round by round: what drifts while
+  they are measured one after another (GPU clocks, the host's load) falls on all of them alike, so their ratios hold still. Measured
+  back to back instead, BEAM=2's latency of ResNet-50 b1 (the same cached opts) ranged 1.37-1.50 ms over four calls (2026-11-22)."""
+  dev, ts = Device[model.device], {k: [] for k in jits}
+  for _ in range(rounds):
+    for k, jit in jits.items():
+      for _ in range(runs):
+        st = time.perf_counter(); jit(*model.inputs); dev.synchronize()
+        ts[k].append(time.perf_counter() - st)
+  return {k: statistics.median(v)*1e3 for k, v in ts.items()}
 
 def torch_latency(fn:Callable, inputs:list, runs:int, cuda:bool) -> tuple[float, list[np.ndarray]]:
   import torch
@@ -395,8 +409,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   rep: dict[str, Any] = {"model": name, "source": str(model) if module is None else f"torch module {name}", "device": f"{dev_name} ({arch})",
                          "backend": device, "date": time.strftime("%Y-%m-%d"), "tinygrad": TINYGRAD_VERSION, "strategy": strategy,
                          "cost_model": cm_path, "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
-                         "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs,
-                         "latency": f"median of {runs} TinyJit runs after 2 warm-up calls, device synchronized after each"}
+                         "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs}
   # the search's compile workers start (spawned, each importing tinygrad) while the default latency is measured, which the run
   # waits for anyway, instead of at the start of the tuning
   if workers > 1: shared_pool(device, workers)
@@ -425,6 +438,11 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
           beam = tinygrad_latency(m, runs, lambda: tuned(bc.path))
           rep[f"beam{n}_ms"] = beam["ms"]
       except Exception as e: rep[f"beam{n}_error"] = one_line(e, 300)
+  # the final figures: default, tuned and BEAM taking turns (interleaved); the back-to-back medians above stay in first_pass_ms
+  jits = {"default_ms": default["jit"], "tuned_ms": tuned_run["jit"], **({f"beam{n}_ms": beam["jit"]} if beam is not None else {})}
+  rep["first_pass_ms"] = {k: rep[k] for k in jits}
+  rep.update(interleaved(m, jits, runs))
+  rep["latency"] = f"median of {ROUNDS} rounds x {runs} TinyJit runs, default, tuned and BEAM taking turns round by round, after 2 warm-up calls each, device synchronized after each run"
   rep["torch_eager_ms"] = rep["torch_compile_ms"] = rep["torch_eager_error"] = rep["torch_compile_error"] = None
   ref, rep["reference"] = default["outputs"], "tinygrad default"
   if module is not None:

@@ -37,6 +37,7 @@ def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
   for k in ("default_ms", "beam2_ms", "beam2_tune_s", "tuned_ms", "tune_s", "torch_eager_ms", "torch_compile_ms", "max_abs_err", "device", "date"):
     assert k in rep, k
   assert json.loads((tmp_path / "convattn.json").read_text())["kernels_distinct"] == rep["kernels_distinct"]
+  assert set(rep["first_pass_ms"]) == {"default_ms", "tuned_ms"} and rep["tuned_ms"] > 0 and "taking turns" in rep["latency"]
   assert rep["torch_compile_ms"] is None and "no C++ compiler" in rep["torch_compile_error"] and rep["torch_eager_ms"] > 0
   assert rep["reference"] == "torch eager" and rep["outputs_match"] and rep["max_abs_err"] < 1e-4, rep["check"]
   rows = rep["kernels"]
