@@ -283,7 +283,7 @@ def _drop(argv:list[str], flags:tuple[str, ...]) -> list[str]:
 def write_markdown(res:dict, path:Path):
   f = lambda x, p=2: "-" if x is None else f"{x:.{p}f}"
   lines = [f"# Whole models: {res.get('device')}, {res.get('date')}", "", f"`{res.get('command')}`", "",
-           "Latency in ms (median of TinyJit runs, device synchronized; PyTorch: median of synchronized runs), tuning in seconds.", "",
+           "Latency in ms (default, BEAM=2 and tuned: median of TinyJit runs, device synchronized, the three taking turns where the report says so in its latency field; PyTorch: median of synchronized runs), tuning in seconds.", "",
            "| model | default | BEAM=2 | tuned | torch eager | torch.compile | BEAM=2 tuning s | tuned tuning s | tuned / BEAM=2 | tuning / BEAM=2's | max abs err | outputs |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
   for name, r in res["models"].items():
