@@ -1,6 +1,9 @@
-"""Ranker variants on the kernel-held-out split (5-fold by kernel, one seed), against the default parameters: each JSON argument
-overrides Ranker parameters; --blend also scores a per-kernel z-score blend of the default ranker with the log-runtime regressor.
-  python scripts/cost_model_variants.py dataset/data/cuda.sqlite '{}' '{"n_estimators": 800}' --blend --threads 2"""
+"""Ranker variants on the kernel-held-out split (5-fold by kernel, one seed), against the default parameters (--base: a model's
+JSON, whose parameters then are the default): each JSON argument overrides Ranker parameters; --blend also scores a per-kernel
+z-score blend of the default ranker with the log-runtime regressor; --cascade re-ranks the default ranker's top K of each kernel
+with half the weight on a second ranker trained only on configs within 2x of their kernel's best (fine steps: label_base 1.05).
+  python scripts/cost_model_variants.py dataset/data/cuda.sqlite '{}' '{"n_estimators": 800}' --blend --threads 2
+  python scripts/cost_model_variants.py dataset/data/cuda.sqlite '{}' '{"truncation": 30}' --base models/cost_model_sm_90.json --cascade"""
 import argparse, json, sys, time
 from pathlib import Path
 import numpy as np
@@ -10,7 +13,19 @@ from models.data import load
 from models.evaluate import average, kernel_kfold, per_kernel, run_splits
 from models.ranker import Ranker
 
-def held_out(make, ds) -> np.ndarray: return run_splits(lambda i, tr: make(), ds.X, ds.time_s, ds.kernel, kernel_kfold(ds.kernel, 5, 0))
+def held_out(make, ds, rows=None) -> np.ndarray:
+  """Out-of-fold scores; `rows` (a mask), if given, limits what each fold trains on."""
+  splits = [(tr if rows is None else tr & rows, te) for tr, te in kernel_kfold(ds.kernel, 5, 0)]
+  return run_splits(lambda i, tr: make(), ds.X, ds.time_s, ds.kernel, splits)
+
+def cascade(s1:np.ndarray, s2:np.ndarray, kernel:np.ndarray, k:int, w:float=0.5) -> np.ndarray:
+  """s1 with each kernel's top k re-ranked by (1-w) z(s1) + w z(s2) over those k, kept above the rest."""
+  out = s1.copy()
+  for kk in np.unique(kernel):
+    ix = np.flatnonzero(kernel == kk)
+    top = ix[np.argsort(-s1[ix])[:k]]
+    out[top] = 1e6 + (1 - w)*per_kernel_z(s1[top], kernel[top]) + w*per_kernel_z(s2[top], kernel[top])
+  return out
 
 def per_kernel_z(s:np.ndarray, kernel:np.ndarray) -> np.ndarray:
   out = np.zeros_like(s)
@@ -23,17 +38,26 @@ def main():
   ap = argparse.ArgumentParser("cost_model_variants")
   ap.add_argument("dataset"); ap.add_argument("variants", nargs="*", default=["{}"])
   ap.add_argument("--blend", action="store_true"); ap.add_argument("--threads", type=int, default=0)
+  ap.add_argument("--base", help="a cost model's JSON: its ranker parameters are the default the variants override")
+  ap.add_argument("--cascade", action="store_true")
   a = ap.parse_args()
   ds = load(a.dataset)
+  base = {k: v for k, v in json.loads(Path(a.base).read_text())["params"].items() if k not in ("seed", "threads")} if a.base else {}
   show = lambda s: {k: round(v, 4) for k, v in average(per_kernel(s, ds.time_s, ds.kernel)).items()}
   default = None
   for v in a.variants:
     st, p = time.perf_counter(), json.loads(v)
-    s = held_out(lambda: Ranker(seed=0, threads=a.threads, **p), ds)
+    s = held_out(lambda: Ranker(seed=0, threads=a.threads, **{**base, **p}), ds)
     if not p: default = s
     print(f"ranker {v}: {show(s)} ({time.perf_counter() - st:.0f} s)", flush=True)
+  if (a.blend or a.cascade) and default is None: default = held_out(lambda: Ranker(seed=0, threads=a.threads, **base), ds)
+  if a.cascade:
+    best = {k: ds.time_s[ds.kernel == k].min() for k in np.unique(ds.kernel)}
+    near = ds.time_s <= 2.0*np.array([best[k] for k in ds.kernel])
+    s2 = held_out(lambda: Ranker(seed=0, threads=a.threads, **{**base, "n_estimators": 400, "label_base": 1.05, "levels": 30}), ds, near)
+    for k in (5, 10, 20): print(f"cascade top {k}: {show(cascade(default, s2, ds.kernel, k))}", flush=True)
   if a.blend:
-    zr = per_kernel_z(default if default is not None else held_out(lambda: Ranker(seed=0, threads=a.threads), ds), ds.kernel)
+    zr = per_kernel_z(default, ds.kernel)
     zg = per_kernel_z(held_out(lambda: Regressor(seed=0, threads=a.threads), ds), ds.kernel)
     for w in (1.0, 0.8, 0.65, 0.5, 0.35, 0.0): print(f"blend {w:.2f} ranker + {1-w:.2f} regressor: {show(w*zr + (1-w)*zg)}", flush=True)
 
