@@ -90,6 +90,7 @@ def parse_args(argv=None):
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--out", default="out/search", help="directory for opts, sources and result.json")
   ap.add_argument("--no-cache", action="store_true", help="do not store results in the tuned-kernel cache")
+  ap.add_argument("--no-compile-penalty", action="store_true", help="rank by the cost model alone, not less its penalty for slow compiles")
   return ap.parse_args(argv)
 
 def fail(msg:str) -> int:
@@ -104,7 +105,7 @@ def main(argv=None) -> int:
     dev_name, arch, props = device_info(device)
     needs_model = a.strategy in ("beam", "pure-model", "mcts")
     model, model_path = load_model(a.model, device, dev_name, arch, a.allow_device_mismatch) if needs_model else (None, None)
-    scorer = model.scorer(props) if model is not None else None   # this device's properties are model inputs
+    scorer = model.scorer(props, not a.no_compile_penalty) if model is not None else None   # this device's properties are model inputs
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
   except (DeviceError, ShapeError) as e: return fail(str(e))
   except KeyError as e: return fail(str(e.args[0]))
@@ -139,6 +140,7 @@ def main(argv=None) -> int:
           f"{'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}, {o.compiled} compiled, {o.timed} timed", file=sys.stderr)
   print(f"search: {len(kernels)} kernel(s) searched together in {search_s:.1f} s", file=sys.stderr)
   summary = {"workload": variant.name, "device": dev_name, "arch": arch, "strategy": a.strategy, "model": model_path,
+             "compile_penalty": scorer is not None and not a.no_compile_penalty,
              "date": time.strftime("%Y-%m-%d"), "command": "search " + " ".join(sys.argv[1:] if argv is None else argv),
              "search_s": round(search_s, 3), "kernels": results}
   (out / "result.json").write_text(json.dumps(summary, indent=1))

@@ -388,7 +388,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
                time_budget:float|None=None, strategy:str="beam", cost_model:str|None=None, allow_device_mismatch:bool=False,
                cache:str|Path|None=None, compare_beam:int=0, beam_cache:str|Path|None=None, search_beam:bool=True,
                torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None, retune:bool=False, workers:int=0, seed:int=0,
-               out:str|Path|None=None, log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
+               compile_penalty:bool=True, out:str|Path|None=None, log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
   """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
   OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix.
 
@@ -416,7 +416,9 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   default = tinygrad_latency(m, runs)
   rep["default_ms"], rep["default_first_s"] = default["ms"], default["first_s"]
   st = time.perf_counter()
-  rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props), Path(cm_path).name, retune, workers, seed, log)
+  rep["compile_penalty"] = compile_penalty and cm.compile_model is not None
+  rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props, compile_penalty), Path(cm_path).name,
+                      retune, workers, seed, log)
   rep["tune_wall_s"], rep["tune_s"] = time.perf_counter() - st, sum(r["tune_s"] or 0.0 for r in rows)
   rep["kernels_searched"] = sum(r["status"] not in ("cached", "default") for r in rows)
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
@@ -502,6 +504,7 @@ def parse_args(argv=None):
   ap.add_argument("--workers", type=int, default=0, help="compile processes (0: in this process)")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--out", default="out/tune_model", help="directory for NAME.json")
+  ap.add_argument("--no-compile-penalty", action="store_true", help="rank by the cost model alone, not less its penalty for slow compiles")
   return ap.parse_args(argv)
 
 def main(argv=None) -> int:
@@ -509,7 +512,8 @@ def main(argv=None) -> int:
   try:
     tune_model(a.onnx, device=a.device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy, cost_model=a.model,
                allow_device_mismatch=a.allow_device_mismatch, cache=a.cache, compare_beam=a.compare_beam, beam_cache=a.beam_cache, runs=a.runs,
-               input_shapes=parse_shapes(a.input_shape), retune=a.retune, workers=a.workers, seed=a.seed, out=a.out)
+               input_shapes=parse_shapes(a.input_shape), retune=a.retune, workers=a.workers, seed=a.seed,
+               compile_penalty=not a.no_compile_penalty, out=a.out)
   except (ModelError, DeviceError, CacheError) as e: return fail(str(e))
   except Exception as e:
     if type(e).__name__ == "CostModelError": return fail(str(e))

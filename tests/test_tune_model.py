@@ -38,6 +38,7 @@ def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
     assert k in rep, k
   assert json.loads((tmp_path / "convattn.json").read_text())["kernels_distinct"] == rep["kernels_distinct"]
   assert set(rep["first_pass_ms"]) == {"default_ms", "tuned_ms"} and rep["tuned_ms"] > 0 and "taking turns" in rep["latency"]
+  assert rep["compile_penalty"]   # the shipped CPU model carries a compile-time model
   assert rep["torch_compile_ms"] is None and "no C++ compiler" in rep["torch_compile_error"] and rep["torch_eager_ms"] > 0
   assert rep["reference"] == "torch eager" and rep["outputs_match"] and rep["max_abs_err"] < 1e-4, rep["check"]
   rows = rep["kernels"]
@@ -56,7 +57,8 @@ def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
   def forbidden(*a, **kw): raise AssertionError("searched or measured a cached kernel")
   monkeypatch.setattr(TM, "tune_kernel", forbidden)
   monkeypatch.setattr(TM, "Measurer", forbidden)
-  again = tune_model(module, x, device="CPU", budget=24, cache=cache, runs=3, torch_compile=False, log=lambda s: None)
+  again = tune_model(module, x, device="CPU", budget=24, cache=cache, runs=3, torch_compile=False, compile_penalty=False, log=lambda s: None)
+  assert again["compile_penalty"] is False
   assert {r["status"] for r in again["kernels"]} == {"cached"} and again["budget"] == 0 and again["kernels_searched"] == 0
   assert again["tune_s"] == rep["tune_s"]   # what tuning cost, read back from the cache entries
   assert again["tuned_launches"] == again["kernel_launches"] and again["outputs_match"], again["check"]
