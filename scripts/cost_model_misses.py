@@ -1,7 +1,8 @@
 """Where the ranker's top-1 misses are: kernel-held-out scores (5-fold by kernel, one seed, default parameters), the per-kernel
-top-1 distribution, and the worst kernels with the model's pick next to the measured best.
-  python scripts/cost_model_misses.py dataset/data/cuda.sqlite [--worst 25]"""
-import argparse, sys
+top-1 distribution (with the share of picks whose time is one early-stopped run: a config slower than 4x the best known is timed
+once), and the worst kernels with the model's pick next to the measured best.
+  python scripts/cost_model_misses.py dataset/data/cuda.sqlite [--worst 25] [--base models/cost_model_sm_90.json]"""
+import argparse, json, sqlite3, sys
 from pathlib import Path
 import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -12,14 +13,23 @@ from models.ranker import Ranker
 def main():
   ap = argparse.ArgumentParser("cost_model_misses")
   ap.add_argument("dataset"); ap.add_argument("--worst", type=int, default=25); ap.add_argument("--threads", type=int, default=0)
+  ap.add_argument("--base", help="a cost model's JSON: rank with its parameters instead of the defaults")
   a = ap.parse_args()
   ds = load(a.dataset)
   X, t, kern = ds.X, ds.time_s, ds.kernel
-  s = run_splits(lambda i, tr: Ranker(seed=0, threads=a.threads), X, t, kern, kernel_kfold(kern, 5, 0))
+  p = {k: v for k, v in json.loads(Path(a.base).read_text())["params"].items() if k not in ("seed", "threads")} if a.base else {}
+  s = run_splits(lambda i, tr: Ranker(seed=0, threads=a.threads, **p), X, t, kern, kernel_kfold(kern, 5, 0))
   pk = per_kernel(s, t, kern)
   t1 = np.array([v["top1_score"] for v in pk.values()])
   print(f"{len(t1)} kernels: top-1 mean {t1.mean():.4f}, median {np.median(t1):.4f}, below 0.8: {(t1 < 0.8).mean():.1%}, "
         f"below 0.5: {(t1 < 0.5).mean():.1%}; mean without the worst 10%: {np.sort(t1)[len(t1)//10:].mean():.4f}")
+  db = sqlite3.connect(f"file:{a.dataset}?mode=ro", uri=True)
+  early = {(k, o): e for k, o, e in db.execute("SELECT kernel, opts, early_stop FROM measurements WHERE status='ok'")}
+  picked = {k: int(np.flatnonzero(kern == k)[np.argmax(s[kern == k])]) for k in pk}
+  for lo, hi in ((0, 0.25), (0.25, 0.5), (0.5, 0.8), (0.8, 0.95), (0.95, 1.01)):
+    ks = [k for k, v in pk.items() if lo <= v["top1_score"] < hi]
+    es = np.mean([bool(early.get((k, ds.opts[picked[k]]))) for k in ks]) if ks else 0.0
+    print(f"top-1 in [{lo:.2f}, {min(hi, 1):.2f}{']' if hi > 1 else ')'}: {len(ks)} kernels, their pick one early-stopped run: {es:.0%}")
   names = dict(zip(kern, ds.name))
   for k, v in sorted(pk.items(), key=lambda kv: kv[1]["top1_score"])[:a.worst]:
     m = kern == k
