@@ -224,6 +224,40 @@ def test_random_inputs_are_tiled_normals_at_random_offsets():
   assert abs(float(a.astype(np.float32).std()) - 1) < 0.05 and not np.array_equal(a, b)   # each buffer its own window
   assert len(np.unique(random_normal(1000, np.float32, rng))) == 1000
 
+def test_early_stop_needs_two_slow_runs():
+  from dataset.timing import Bench
+  b = object.__new__(Bench)   # the protocol alone: runs come from a scripted timer
+  b.flush = lambda: None
+  def timed(*runs):
+    b._timer = lambda prg: iter(runs)
+    return b.time(None, runs=3, early_stop=1e-3)
+  assert timed(4e-3, 1e-4, 2e-4, 3e-4) == ([1e-4, 2e-4, 3e-4], False)   # a slow warm-up alone is an outlier: the run after counts
+  assert timed(4e-3, 2e-3) == ([2e-3], True)                             # slow twice: timed once, stopped
+  assert timed(1e-4, 1e-4, 2e-4, 3e-4) == ([1e-4, 2e-4, 3e-4], False)   # fast: warm-up, then three runs
+
+def test_retime_select_run_apply(tmp_path):
+  """Early-stopped rows the model ranks high are timed again in full; the controls (each kernel's best) are reported, not written."""
+  import gzip, shutil
+  from dataset import retime
+  store = tmp_path / "cpu.sqlite"
+  shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
+  assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--top", "1", "--out", str(tmp_path / "s.json.gz")]) == 0
+  sel = json.loads(gzip.decompress((tmp_path / "s.json.gz").read_bytes()))
+  assert sel["kernels"] and all([c["control"] for c in k["configs"]] == [False, True] for k in sel["kernels"])
+  sel["kernels"] = sel["kernels"][:2]
+  res = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, log=lambda s: None)
+  assert len(res["kernels"]) == 2 and all(len(c["new"]) == 3 for k in res["kernels"].values() for c in k["configs"])
+  again = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, log=lambda s: None)   # resumes: nothing left to time
+  assert again == res
+  assert retime.apply(str(store), res) == 2
+  db = sqlite3.connect(store)
+  for key, k in res["kernels"].items():
+    for c in k["configs"]:
+      t, es, err = db.execute("SELECT time_s, early_stop, error FROM measurements WHERE kernel=? AND opts=?", (key, json.dumps(c["opts"]))).fetchone()
+      if c["control"]: assert t == c["old_s"]   # controls stay as stored
+      else: assert t == min(c["new"]) and es == 0 and err.startswith("retimed")
+  assert retime.main(["apply", str(tmp_path / "missing.sqlite"), str(tmp_path / "r.json")]) == 2
+
 def test_compare_catches_local_errors_and_nans():
   from dataset.timing import compare
   ref = np.random.default_rng(0).standard_normal(100_000).astype(np.float32)

@@ -1,0 +1,136 @@
+"""Time again, in full, configs whose stored time is one early-stopped warm-up run (a config whose warm-up is slower than 4x the best
+known is timed once): every one of the cost model's 10 worst held-out top-1 picks on the Hopper dataset is such a row, one of them
+the kernel's best config plus two SWAPs of global axes at 52x its time (results/logs/cost_model_misses_s11.log). Whether those
+single runs are real is what this measures: three steps, the middle one on the GPU host.
+
+  python -m dataset.retime select dataset/data/cuda.sqlite --model models/cost_model_sm_90.txt --top 3 --out out/retime.json.gz
+  python -m dataset.retime run out/retime.json.gz --out $OUT/retimed.json --time-budget 400    # on the device; resumes
+  python -m dataset.retime apply dataset/data/cuda.sqlite retimed.json
+
+select: per kernel, the `top` early-stopped configs the model ranks highest, and the kernel's best config as a control (timed again
+in the same session, so the new times of the others compare with it there). run: the dataset's protocol without the early stop
+(warm-up, then 3 runs, each after an L2 flush); each kernel's results are written as they come. apply: early-stopped rows get the
+full times (early_stop 0, the old warm-up kept in `error` as 'retimed; warm-up was X s'); controls are reported, not written."""
+from __future__ import annotations
+import argparse, base64, gzip, json, os, sys, time
+from pathlib import Path
+import numpy as np
+from dataset.errors import one_line
+from dataset.store import Store, StoreError
+
+def _read(path:Path):
+  raw = path.read_bytes()
+  return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+
+def select(store:str, model:str, top:int, device:str|None=None) -> dict:
+  from models.cost_model import CostModel
+  from models.data import load
+  ds = load(store, device=device)
+  cm = CostModel.load(model, arch=ds.arch)
+  score = cm.score(ds.X)
+  s = Store(store, readonly=True)
+  try:
+    early = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND early_stop=1 AND device=?", (ds.device,))}
+    blobs = {r["key"]: r["ast"] for r in s.kernels()}
+  finally: s.close()
+  kernels = []
+  for k in np.unique(ds.kernel):
+    ix = np.flatnonzero(ds.kernel == k)
+    es = [i for i in ix[np.argsort(-score[ix], kind="stable")] if (k, ds.opts[i]) in early][:top]
+    if not es: continue
+    b = ix[np.argmin(ds.time_s[ix])]
+    kernels.append({"key": str(k), "name": str(ds.name[ix[0]]), "ast": base64.b64encode(blobs[k]).decode(),
+                    "configs": [{"opts": json.loads(ds.opts[i]), "old_s": float(ds.time_s[i]), "control": False} for i in es] +
+                               [{"opts": json.loads(ds.opts[b]), "old_s": float(ds.time_s[b]), "control": True}]})
+  return {"store": str(store), "device": ds.device, "model": str(model), "top": top, "kernels": kernels}
+
+def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|None=None, log=print) -> dict:
+  """Compile (in a pool) and time every selected config without the early stop; resumes from `out`."""
+  from dataset.compile import Task, make_pool, run_task, configure
+  from dataset.device import L2Flush, device_info, renderer_for
+  from dataset.kernel import Kernel, opts_from_json
+  from dataset.timing import Bench
+  dev_name, arch, _ = device_info(device)
+  if dev_name != sel["device"]: log(f"retime: selected on {sel['device']}, timing on {dev_name}: apply will refuse it")
+  res = json.loads(out.read_text()) if out.is_file() else {"device": dev_name, "arch": arch, "kernels": {}}
+  todo = [k for k in sel["kernels"] if k["key"] not in res["kernels"]]
+  ren, flush, st = renderer_for(device), L2Flush(device), time.perf_counter()
+  blobs = {k["key"]: base64.b64decode(k["ast"]) for k in todo}
+  pool = make_pool(workers, ren, [{"key": k, "ast": b} for k, b in blobs.items()], 20) if workers > 1 else None
+  if pool is None: configure(ren, blobs, 20)
+  try:
+    for n, k in enumerate(todo):
+      if time_budget is not None and time.perf_counter() - st > time_budget: log(f"retime: time budget spent, {n} of {len(todo)} kernels done"); break
+      tasks = [Task(k["key"], "fixed", opts_from_json(c["opts"])) for c in k["configs"]]
+      compiled = list(pool.map(run_task, tasks)) if pool is not None else [run_task(t) for t in tasks]
+      rows = []
+      try:
+        bench = Bench(Kernel.ast_from_blob(blobs[k["key"]]), device, flush)
+        for c, cc in zip(k["configs"], compiled):
+          if cc.prg is None or cc.status != "ok": rows.append({**c, "new": None, "error": cc.error or cc.status}); continue
+          try: ts, _ = bench.time(cc.prg)
+          except Exception as e: rows.append({**c, "new": None, "error": one_line(e)}); continue
+          rows.append({**c, "new": ts})
+        bench.release()
+      except Exception as e: rows = [{**c, "new": None, "error": one_line(e)} for c in k["configs"]]
+      res["kernels"][k["key"]] = {"name": k["name"], "configs": rows}
+      tmp = out.with_suffix(".tmp"); tmp.write_text(json.dumps(res)); os.replace(tmp, out)   # a cut-off run keeps what it timed
+  finally:
+    if pool is not None: pool.shutdown(cancel_futures=True)
+  return res
+
+def summary(res:dict) -> dict:
+  """Per config: new min / old time; the controls' ratios say how this session's timing compares with the stored one."""
+  r = {"control": [], "early": []}
+  for k in res["kernels"].values():
+    for c in k["configs"]:
+      if c.get("new"): r["control" if c["control"] else "early"].append(min(c["new"])/c["old_s"])
+  q = lambda v: {"n": len(v), "median": float(np.median(v)), "below_0.5": float(np.mean(np.array(v) < 0.5))} if v else {"n": 0}
+  return {"control_new_over_old": q(r["control"]), "early_stopped_new_over_old": q(r["early"])}
+
+def apply(store:str, res:dict) -> int:
+  """Write the full times of the early-stopped rows; returns the rows updated."""
+  if not Path(store).is_file(): raise StoreError(f"no dataset at {store}")
+  s = Store(store)
+  try:
+    n = 0
+    with s.db:
+      s.db.execute("BEGIN")
+      for key, k in res["kernels"].items():
+        for c in k["configs"]:
+          if c["control"] or not c.get("new"): continue
+          n += s.db.execute("UPDATE measurements SET time_s=?, runtimes=?, early_stop=0, error=?, ts=? WHERE kernel=? AND opts=? AND "
+                            "device=? AND status='ok' AND early_stop=1", (min(c["new"]), json.dumps(c["new"]), f"retimed; warm-up was {c['old_s']:.6g} s",
+                            time.time(), key, json.dumps(c["opts"]), res["device"])).rowcount
+  finally: s.close(compact=True)
+  return n
+
+def main(argv=None) -> int:
+  ap = argparse.ArgumentParser("retime", description=__doc__.split("\n")[0])
+  sub = ap.add_subparsers(dest="cmd", required=True)
+  p = sub.add_parser("select"); p.add_argument("store"); p.add_argument("--model", required=True); p.add_argument("--top", type=int, default=3)
+  p.add_argument("--device", default=None, help="measured device name, if the store holds several"); p.add_argument("--out", required=True)
+  p = sub.add_parser("run"); p.add_argument("selection"); p.add_argument("--out", required=True); p.add_argument("--device", default="CUDA")
+  p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1)); p.add_argument("--time-budget", type=float, default=None)
+  p = sub.add_parser("apply"); p.add_argument("store"); p.add_argument("results")
+  a = ap.parse_args(argv)
+  try:
+    if a.cmd == "select":
+      sel = select(a.store, a.model, a.top, a.device)
+      Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+      Path(a.out).write_bytes(gzip.compress(json.dumps(sel).encode()) if a.out.endswith(".gz") else json.dumps(sel).encode())
+      print(f"retime: {sum(len(k['configs']) for k in sel['kernels'])} configs of {len(sel['kernels'])} kernels -> {a.out}")
+    elif a.cmd == "run":
+      res = run(_read(Path(a.selection)), Path(a.out), a.device, a.workers, a.time_budget, log=lambda s: print(s, file=sys.stderr))
+      print(json.dumps(summary(res)))
+    else:
+      res = _read(Path(a.results))
+      print(json.dumps(summary(res)))
+      print(f"retime: {apply(a.store, res)} early-stopped rows of {a.store} now hold full times")
+  except (StoreError, OSError, ValueError, KeyError) as e: print(f"retime: error: {one_line(e)}", file=sys.stderr); return 2
+  except Exception as e:
+    if type(e).__name__ in ("CostModelError", "DeviceError"): print(f"retime: error: {e}", file=sys.stderr); return 2
+    raise
+  return 0
+
+if __name__ == "__main__": sys.exit(main())
