@@ -80,13 +80,20 @@ def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|
   return res
 
 def summary(res:dict) -> dict:
-  """Per config: new min / old time; the controls' ratios say how this session's timing compares with the stored one."""
-  r = {"control": [], "early": []}
+  """Per config: new min / old time; the controls' ratios say how this session's timing compares with the stored one, and the
+  early-stopped configs' ratios divided by their kernel's control ratio take that drift out."""
+  r = {"control": [], "early": [], "relative": []}
   for k in res["kernels"].values():
+    ctl = [min(c["new"])/c["old_s"] for c in k["configs"] if c["control"] and c.get("new")]
     for c in k["configs"]:
-      if c.get("new"): r["control" if c["control"] else "early"].append(min(c["new"])/c["old_s"])
-  q = lambda v: {"n": len(v), "median": float(np.median(v)), "below_0.5": float(np.mean(np.array(v) < 0.5))} if v else {"n": 0}
-  return {"control_new_over_old": q(r["control"]), "early_stopped_new_over_old": q(r["early"])}
+      if not c.get("new") or c["control"]: continue
+      r["early"].append(min(c["new"])/c["old_s"])
+      if ctl: r["relative"].append(r["early"][-1]/ctl[0])
+    r["control"] += ctl
+  q = lambda v: {"n": len(v), "median": float(np.median(v)), "below_0.5": float(np.mean(np.array(v) < 0.5)),
+                 "below_0.25": float(np.mean(np.array(v) < 0.25))} if v else {"n": 0}
+  return {"control_new_over_old": q(r["control"]), "early_stopped_new_over_old": q(r["early"]),
+          "early_stopped_over_control": q(r["relative"])}
 
 def apply(store:str, res:dict) -> int:
   """Write the full times of the early-stopped rows; returns the rows updated."""
