@@ -10,13 +10,16 @@ single runs are real is what this measures: three steps, the middle one on the G
 select: per kernel, the `top` early-stopped configs the model ranks highest, and the kernel's best config as a control (timed again
 in the same session, so the new times of the others compare with it there). run: the dataset's protocol without the early stop
 (warm-up, then 3 runs, each after an L2 flush); each kernel's results are written as they come. apply: early-stopped rows get the
-full times (early_stop 0, the old warm-up kept in `error` as 'retimed; warm-up was X s'); controls are reported, not written."""
+full times (early_stop 0, the old warm-up kept in `error` as 'retimed; warm-up was X s'); controls are reported, not written, and
+when their median moved more than DRIFT from the stored times apply refuses (--force): the new times would not compare."""
 from __future__ import annotations
 import argparse, base64, gzip, json, os, sys, time
 from pathlib import Path
 import numpy as np
 from dataset.errors import one_line
 from dataset.store import Store, StoreError
+
+DRIFT = 0.15   # apply refuses results whose controls' median moved more than this from their stored times
 
 def _read(path:Path):
   raw = path.read_bytes()
@@ -120,6 +123,7 @@ def main(argv=None) -> int:
   p = sub.add_parser("run"); p.add_argument("selection"); p.add_argument("--out", required=True); p.add_argument("--device", default="CUDA")
   p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1)); p.add_argument("--time-budget", type=float, default=None)
   p = sub.add_parser("apply"); p.add_argument("store"); p.add_argument("results")
+  p.add_argument("--force", action="store_true", help=f"write even if the controls moved more than {DRIFT:.0%} from their stored times")
   a = ap.parse_args(argv)
   try:
     if a.cmd == "select":
@@ -132,7 +136,10 @@ def main(argv=None) -> int:
       print(json.dumps(summary(res)))
     else:
       res = _read(Path(a.results))
-      print(json.dumps(summary(res)))
+      print(json.dumps(sm := summary(res)))
+      ctl = sm["control_new_over_old"].get("median", 1.0)
+      if abs(ctl - 1) > DRIFT and not a.force:   # the new times would not compare with the rows left as they are
+        raise ValueError(f"the controls ran {ctl:.2f}x their stored times: this session's timing is not the dataset's (--force to write anyway)")
       print(f"retime: {apply(a.store, res)} early-stopped rows of {a.store} now hold full times")
   except (StoreError, OSError, ValueError, KeyError) as e: print(f"retime: error: {one_line(e)}", file=sys.stderr); return 2
   except Exception as e:

@@ -257,6 +257,10 @@ def test_retime_select_run_apply(tmp_path):
       if c["control"]: assert t == c["old_s"]   # controls stay as stored
       else: assert t == min(c["new"]) and es == 0 and err.startswith("retimed")
   assert retime.main(["apply", str(tmp_path / "missing.sqlite"), str(tmp_path / "r.json")]) == 2
+  drifted = {**res, "kernels": {k: {**v, "configs": [{**c, "old_s": c["old_s"]*(3.0 if c["control"] else 1.0)} for c in v["configs"]]}
+                                for k, v in res["kernels"].items()}}   # controls now 3x faster than stored: another session's timing
+  (tmp_path / "d.json").write_text(json.dumps(drifted))
+  assert retime.main(["apply", str(store), str(tmp_path / "d.json")]) == 2
 
 def test_compare_catches_local_errors_and_nans():
   from dataset.timing import compare
