@@ -47,8 +47,8 @@ class Bench:
   def time(self, prg:UOp, runs:int=3, early_stop:float=math.inf) -> tuple[list[float], bool]:
     """Run times in seconds: a warm-up, then `runs` timed runs, each after a cache flush. A config slower than `early_stop` in its
     warm-up and in the run after it has only that run timed (returns early_stopped=True). One slow warm-up is not enough: a
-    first run can take milliseconds more than every later one (a ResNet-50 kernel's config stored at 4.2 ms from its warm-up alone
-    ran 0.18-0.28 ms when timed again; dataset.retime), and the search would drop a good config on it."""
+    first run can take milliseconds more than every later one (on the CPU, a CvT kernel's config stored at 6.0 ms from its warm-up
+    alone ran 18 us timed again: results/logs/retime_cpu_s11.log), and the search would drop a good config on it."""
     timer = self._timer(prg)
     self.flush()
     out = []

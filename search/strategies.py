@@ -248,8 +248,8 @@ def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Excepti
   """Every context's first batch (Beam.prepare), compiling at once. With several kernels the model descents run in the compile
   pool where the scorer can travel there: in lockstep, their expansions spread over the workers (up to LOCKSTEP kernels, or as many
   as the pool has workers), or one kernel per worker (seconds of CPU each; tune-model has dozens); one kernel's descent runs here,
-  its expansions spread over the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time. Per
-  context: its batch, or why it could not be prepared."""
+  its expansions spread over the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one
+  kernel's batch at a time. Per context: its batch, or why it could not be prepared."""
   if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
   remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
     c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)

@@ -33,8 +33,9 @@ it again); results cached before a failure stay.
 Latency: a TinyJit of the runner (its python interpretation and scheduling are captured once, as any deployed tinygrad model would
 run), after the JIT's two warm-up calls, with the device synchronized after every run; each configuration's JIT is first timed
 --runs times as it is captured (first_pass_ms), then default, tuned and BEAM take turns for ROUNDS rounds of --runs runs and the
-median of those is the figure (interleaved). The tuned JIT gets the cached opts at capture time, through search.cache's TinyJit hook. Outputs are checked against PyTorch when a module is given, else against tinygrad's default run, with the dataset's
-dtype tolerance (dataset.timing.compare)."""
+median of those is the figure (interleaved). The tuned JIT gets the cached opts at capture time, through search.cache's TinyJit
+hook. Outputs are checked against PyTorch when a module is given, else against tinygrad's default run, with the dataset's dtype
+tolerance (dataset.timing.compare)."""
 from __future__ import annotations
 import argparse, contextlib, json, math, random, statistics, sys, tempfile, time
 from collections import Counter
