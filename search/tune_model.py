@@ -152,6 +152,14 @@ def export_torch(module, example_inputs:tuple, path:Path) -> Path:
 
 # *** timing ***
 
+def _timed(jit:TinyJit, model:OnnxModel, runs:int) -> tuple[list[float], list[Tensor]]:
+  """Seconds of `runs` calls of a captured JIT, the device synchronized after each, and the last call's outputs."""
+  dev, ts = Device[model.device], []
+  for _ in range(runs):
+    st = time.perf_counter(); outs = jit(*model.inputs); dev.synchronize()
+    ts.append(time.perf_counter() - st)
+  return ts, outs
+
 def tinygrad_latency(model:OnnxModel, runs:int, ctx=contextlib.nullcontext) -> dict:
   """Median ms of `runs` JIT runs, the first (unjitted) call's seconds, the outputs, and how many of the captured JIT's kernel
   launches the tuned-kernel cache gave opts to (search.cache hooks TinyJit's capture)."""
@@ -162,10 +170,7 @@ def tinygrad_latency(model:OnnxModel, runs:int, ctx=contextlib.nullcontext) -> d
     before = cache_stats()
     jit(*model.inputs); dev.synchronize()   # capture
     after = cache_stats()
-  ts = []
-  for _ in range(runs):
-    st = time.perf_counter(); outs = jit(*model.inputs); dev.synchronize()
-    ts.append(time.perf_counter() - st)
+  ts, outs = _timed(jit, model, runs)
   applied = [after["tuned"] - before["tuned"], after["tuned"] + after["default"] - before["tuned"] - before["default"]]
   return {"ms": statistics.median(ts)*1e3, "first_s": first_s, "outputs": [o.numpy() for o in outs], "applied": applied, "jit": jit}
 
@@ -174,12 +179,9 @@ def interleaved(model:OnnxModel, jits:dict[str, TinyJit], runs:int, rounds:int=R
   """Median ms per captured JIT over `rounds` rounds of `runs` runs each, the JITs taking turns round by round: what drifts while
   they are measured one after another (GPU clocks, the host's load) falls on all of them alike, so their ratios hold still. Measured
   back to back instead, BEAM=2's latency of ResNet-50 b1 (the same cached opts) ranged 1.37-1.50 ms over four calls (2026-11-22)."""
-  dev, ts = Device[model.device], {k: [] for k in jits}
+  ts: dict[str, list[float]] = {k: [] for k in jits}
   for _ in range(rounds):
-    for k, jit in jits.items():
-      for _ in range(runs):
-        st = time.perf_counter(); jit(*model.inputs); dev.synchronize()
-        ts[k].append(time.perf_counter() - st)
+    for k, jit in jits.items(): ts[k] += _timed(jit, model, runs)[0]
   return {k: statistics.median(v)*1e3 for k, v in ts.items()}
 
 def torch_latency(fn:Callable, inputs:list, runs:int, cuda:bool) -> tuple[float, list[np.ndarray]]:
