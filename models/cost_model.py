@@ -55,6 +55,11 @@ def default_model_path(device:str, arch:str|None=None) -> Path:
 
 def file_sha256(path:Path) -> str: return hashlib.sha256(path.read_bytes()).hexdigest()
 
+def ranker_params(model:str|Path) -> dict:
+  """The Ranker parameters a cost model (NAME.txt or NAME.json) was trained with, without its seed and threads: what an experiment
+  that refits it on other rows starts from."""
+  return {k: v for k, v in json.loads(Path(model).with_suffix(".json").read_text())["params"].items() if k in Ranker.DEFAULTS}
+
 class CostModel:
   def __init__(self, ranker:Ranker, meta:dict, path:Path|None=None, compile_model:Regressor|None=None):
     self.ranker, self.meta, self.path, self.compile_model = ranker, meta, path, compile_model

@@ -2,13 +2,14 @@
 top-1 distribution (with the share of picks whose time is one early-stopped run: a config slower than 4x the best known is timed
 once), and the worst kernels with the model's pick next to the measured best.
   python scripts/cost_model_misses.py dataset/data/cuda.sqlite [--worst 25] [--base models/cost_model_sm_90.json]"""
-import argparse, json, sqlite3, sys
+import argparse, sqlite3, sys
 from pathlib import Path
 import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models.data import load
 from models.evaluate import kernel_kfold, per_kernel, run_splits
 from models.ranker import Ranker
+from models.cost_model import ranker_params
 
 def main():
   ap = argparse.ArgumentParser("cost_model_misses")
@@ -17,7 +18,7 @@ def main():
   a = ap.parse_args()
   ds = load(a.dataset)
   X, t, kern = ds.X, ds.time_s, ds.kernel
-  p = {k: v for k, v in json.loads(Path(a.base).read_text())["params"].items() if k not in ("seed", "threads")} if a.base else {}
+  p = ranker_params(a.base) if a.base else {}
   s = run_splits(lambda i, tr: Ranker(seed=0, threads=a.threads, **p), X, t, kern, kernel_kfold(kern, 5, 0))
   pk = per_kernel(s, t, kern)
   t1 = np.array([v["top1_score"] for v in pk.values()])

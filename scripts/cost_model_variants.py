@@ -12,6 +12,7 @@ from models.baselines import Regressor
 from models.data import load
 from models.evaluate import average, kernel_kfold, per_kernel, run_splits
 from models.ranker import Ranker
+from models.cost_model import ranker_params
 
 def held_out(make, ds, rows=None) -> np.ndarray:
   """Out-of-fold scores; `rows` (a mask), if given, limits what each fold trains on."""
@@ -42,7 +43,7 @@ def main():
   ap.add_argument("--cascade", action="store_true")
   a = ap.parse_args()
   ds = load(a.dataset)
-  base = {k: v for k, v in json.loads(Path(a.base).read_text())["params"].items() if k not in ("seed", "threads")} if a.base else {}
+  base = ranker_params(a.base) if a.base else {}
   show = lambda s: {k: round(v, 4) for k, v in average(per_kernel(s, ds.time_s, ds.kernel)).items()}
   default = None
   for v in a.variants:
