@@ -62,10 +62,15 @@ def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|
   pool = make_pool(workers, ren, [{"key": k, "ast": b} for k, b in blobs.items()], 20) if workers > 1 else None
   if pool is None: configure(ren, blobs, 20)
   try:
+    tasks = lambda k: [Task(k["key"], "fixed", opts_from_json(c["opts"])) for c in k["configs"]]
+    ahead: dict[int, list] = {}   # the next `workers` kernels' compiles in flight while one kernel is timed: the pool stays full
     for n, k in enumerate(todo):
       if time_budget is not None and time.perf_counter() - st > time_budget: log(f"retime: time budget spent, {n} of {len(todo)} kernels done"); break
-      tasks = [Task(k["key"], "fixed", opts_from_json(c["opts"])) for c in k["configs"]]
-      compiled = list(pool.map(run_task, tasks)) if pool is not None else [run_task(t) for t in tasks]
+      if pool is None: compiled = [run_task(t) for t in tasks(k)]
+      else:
+        for j in range(n, min(n + workers, len(todo))):
+          if j not in ahead: ahead[j] = [pool.submit(run_task, t) for t in tasks(todo[j])]
+        compiled = [f.result() for f in ahead.pop(n)]
       rows = []
       try:
         bench = Bench(Kernel.ast_from_blob(blobs[k["key"]]), device, flush)

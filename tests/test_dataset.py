@@ -249,6 +249,9 @@ def test_retime_select_run_apply(tmp_path):
   assert len(res["kernels"]) == 2 and all(len(c["new"]) == 3 for k in res["kernels"].values() for c in k["configs"])
   again = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, log=lambda s: None)   # resumes: nothing left to time
   assert again == res
+  pooled = retime.run(sel, tmp_path / "p.json", device="CPU", workers=2, log=lambda s: None)   # compiled ahead in a pool: the same configs
+  assert [[c["opts"] for c in k["configs"]] for k in pooled["kernels"].values()] == [[c["opts"] for c in k["configs"]] for k in res["kernels"].values()]
+  assert all(len(c["new"]) == 3 for k in pooled["kernels"].values() for c in k["configs"])
   assert retime.apply(str(store), res) == 2
   db = sqlite3.connect(store)
   for key, k in res["kernels"].items():
