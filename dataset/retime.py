@@ -7,10 +7,12 @@ single runs are real is what this measures: three steps, the middle one on the G
   python -m dataset.retime run out/retime.json.gz --out $OUT/retimed.json --time-budget 400    # on the device; resumes
   python -m dataset.retime apply dataset/data/cuda.sqlite retimed.json
 
-select: per kernel, the `top` early-stopped configs the model ranks highest, and the kernel's best config as a control (timed again
-in the same session, so the new times of the others compare with it there). run: the dataset's protocol without the early stop
+select: per kernel, the `top` early-stopped configs the model ranks highest, `random` more drawn at random from the rest (a
+reference group: how often an early stop the model does not favour was wrong too), and the kernel's best config as a control (timed
+again in the same session, so the new times of the others compare with it there). run: the dataset's protocol without the early stop
 (warm-up, then 3 runs, each after an L2 flush); each kernel's results are written as they come. apply: early-stopped rows get the
-full times (early_stop 0, the old warm-up kept in `error` as 'retimed; warm-up was X s'); controls are reported, not written, and
+full times divided by their kernel's control ratio (new / stored time of the control: the rest of the kernel's rows were timed in
+other sessions), early_stop 0, the ratio and the old warm-up kept in `error`; controls are reported, not written, and
 when their median moved more than DRIFT from the stored times apply refuses (--force): the new times would not compare."""
 from __future__ import annotations
 import argparse, base64, gzip, json, os, sys, time
@@ -25,7 +27,7 @@ def _read(path:Path):
   raw = path.read_bytes()
   return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
 
-def select(store:str, model:str, top:int, device:str|None=None) -> dict:
+def select(store:str, model:str, top:int, device:str|None=None, random:int=0, seed:int=0) -> dict:
   from models.cost_model import CostModel
   from models.data import load
   ds = load(store, device=device)
@@ -36,19 +38,22 @@ def select(store:str, model:str, top:int, device:str|None=None) -> dict:
     early = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND early_stop=1 AND device=?", (ds.device,))}
     blobs = {r["key"]: r["ast"] for r in s.kernels()}
   finally: s.close()
-  kernels = []
+  rng, kernels = np.random.default_rng(seed), []
   for k in np.unique(ds.kernel):
     ix = np.flatnonzero(ds.kernel == k)
-    es = [i for i in ix[np.argsort(-score[ix], kind="stable")] if (k, ds.opts[i]) in early][:top]
-    if not es: continue
+    es = [i for i in ix[np.argsort(-score[ix], kind="stable")] if (k, ds.opts[i]) in early]
+    picked, rest = es[:top], es[top:]
+    drawn = [int(i) for i in rng.choice(rest, min(random, len(rest)), replace=False)] if rest and random else []
+    if not picked: continue
     b = ix[np.argmin(ds.time_s[ix])]
+    cfg = lambda i, group: {"opts": json.loads(ds.opts[i]), "old_s": float(ds.time_s[i]), "control": group == "control", "group": group}
     kernels.append({"key": str(k), "name": str(ds.name[ix[0]]), "ast": base64.b64encode(blobs[k]).decode(),
-                    "configs": [{"opts": json.loads(ds.opts[i]), "old_s": float(ds.time_s[i]), "control": False} for i in es] +
-                               [{"opts": json.loads(ds.opts[b]), "old_s": float(ds.time_s[b]), "control": True}]})
-  return {"store": str(store), "device": ds.device, "model": str(model), "top": top, "kernels": kernels}
+                    "configs": [cfg(i, "model") for i in picked] + [cfg(i, "random") for i in drawn] + [cfg(b, "control")]})
+  return {"store": str(store), "device": ds.device, "model": str(model), "top": top, "random": random, "kernels": kernels}
 
-def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|None=None, log=print) -> dict:
-  """Compile (in a pool) and time every selected config without the early stop; resumes from `out`."""
+def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|None=None, shard:tuple[int, int]=(0, 1), log=print) -> dict:
+  """Compile (in a pool) and time every selected config without the early stop; resumes from `out`. shard (i, n): every n-th
+  kernel from the i-th, so n GPUs of one host share a selection."""
   from dataset.compile import Task, make_pool, run_task, configure
   from dataset.device import L2Flush, device_info, renderer_for
   from dataset.kernel import Kernel, opts_from_json
@@ -56,7 +61,7 @@ def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|
   dev_name, arch, _ = device_info(device)
   if dev_name != sel["device"]: log(f"retime: selected on {sel['device']}, timing on {dev_name}: apply will refuse it")
   res = json.loads(out.read_text()) if out.is_file() else {"device": dev_name, "arch": arch, "kernels": {}}
-  todo = [k for k in sel["kernels"] if k["key"] not in res["kernels"]]
+  todo = [k for k in sel["kernels"][shard[0]::shard[1]] if k["key"] not in res["kernels"]]
   ren, flush, st = renderer_for(device), L2Flush(device), time.perf_counter()
   blobs = {k["key"]: base64.b64decode(k["ast"]) for k in todo}
   pool = make_pool(workers, ren, [{"key": k, "ast": b} for k, b in blobs.items()], 20) if workers > 1 else None
@@ -87,24 +92,29 @@ def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|
     if pool is not None: pool.shutdown(cancel_futures=True)
   return res
 
+def control_ratio(k:dict) -> float|None:
+  """How much faster (<1) or slower this session ran the kernel's control than its stored time."""
+  return next((min(c["new"])/c["old_s"] for c in k["configs"] if c["control"] and c.get("new")), None)
+
 def summary(res:dict) -> dict:
-  """Per config: new min / old time; the controls' ratios say how this session's timing compares with the stored one, and the
-  early-stopped configs' ratios divided by their kernel's control ratio take that drift out."""
-  r = {"control": [], "early": [], "relative": []}
+  """Per group (the model's picks, the random reference draws, the controls): new min / old time; the controls' ratios say how this
+  session's timing compares with the stored one, and each config's ratio divided by its kernel's control ratio takes that out."""
+  r: dict[str, list[float]] = {}
   for k in res["kernels"].values():
-    ctl = [min(c["new"])/c["old_s"] for c in k["configs"] if c["control"] and c.get("new")]
+    ctl = control_ratio(k)
     for c in k["configs"]:
-      if not c.get("new") or c["control"]: continue
-      r["early"].append(min(c["new"])/c["old_s"])
-      if ctl: r["relative"].append(r["early"][-1]/ctl[0])
-    r["control"] += ctl
+      if not c.get("new"): continue
+      g = c.get("group", "control" if c["control"] else "model")
+      r.setdefault(f"{g}_new_over_old", []).append(min(c["new"])/c["old_s"])
+      if ctl and not c["control"]: r.setdefault(f"{g}_over_control", []).append(min(c["new"])/c["old_s"]/ctl)
   q = lambda v: {"n": len(v), "median": float(np.median(v)), "below_0.5": float(np.mean(np.array(v) < 0.5)),
-                 "below_0.25": float(np.mean(np.array(v) < 0.25))} if v else {"n": 0}
-  return {"control_new_over_old": q(r["control"]), "early_stopped_new_over_old": q(r["early"]),
-          "early_stopped_over_control": q(r["relative"])}
+                 "below_0.25": float(np.mean(np.array(v) < 0.25))}
+  return {g: q(v) for g, v in sorted(r.items())}
 
 def apply(store:str, res:dict) -> int:
-  """Write the full times of the early-stopped rows; returns the rows updated."""
+  """Write the full times of the early-stopped rows, each scaled by its kernel's control ratio (the kernel's other rows were timed
+  in other sessions: what ranks against them is the time relative to the control); returns the rows updated. A kernel whose
+  control did not run again is left as it is."""
   if not Path(store).is_file(): raise StoreError(f"no dataset at {store}")
   s = Store(store)
   try:
@@ -112,11 +122,14 @@ def apply(store:str, res:dict) -> int:
     with s.db:
       s.db.execute("BEGIN")
       for key, k in res["kernels"].items():
+        if not (ctl := control_ratio(k)): continue
         for c in k["configs"]:
           if c["control"] or not c.get("new"): continue
+          scaled = [t/ctl for t in c["new"]]
           n += s.db.execute("UPDATE measurements SET time_s=?, runtimes=?, early_stop=0, error=?, ts=? WHERE kernel=? AND opts=? AND "
-                            "device=? AND status='ok' AND early_stop=1", (min(c["new"]), json.dumps(c["new"]), f"retimed; warm-up was {c['old_s']:.6g} s",
-                            time.time(), key, json.dumps(c["opts"]), res["device"])).rowcount
+                            "device=? AND status='ok' AND early_stop=1", (min(scaled), json.dumps(scaled),
+                            f"retimed, scaled by the control's {ctl:.4g}; warm-up was {c['old_s']:.6g} s", time.time(), key,
+                            json.dumps(c["opts"]), res["device"])).rowcount
   finally: s.close(compact=True)
   return n
 
@@ -124,25 +137,30 @@ def main(argv=None) -> int:
   ap = argparse.ArgumentParser("retime", description=__doc__.split("\n")[0])
   sub = ap.add_subparsers(dest="cmd", required=True)
   p = sub.add_parser("select"); p.add_argument("store"); p.add_argument("--model", required=True); p.add_argument("--top", type=int, default=3)
-  p.add_argument("--device", default=None, help="measured device name, if the store holds several"); p.add_argument("--out", required=True)
+  p.add_argument("--random", type=int, default=0, help="also this many random early-stopped configs per kernel: a reference group")
+  p.add_argument("--seed", type=int, default=0); p.add_argument("--device", default=None, help="measured device name, if the store holds several"); p.add_argument("--out", required=True)
   p = sub.add_parser("run"); p.add_argument("selection"); p.add_argument("--out", required=True); p.add_argument("--device", default="CUDA")
   p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1)); p.add_argument("--time-budget", type=float, default=None)
-  p = sub.add_parser("apply"); p.add_argument("store"); p.add_argument("results")
+  p.add_argument("--shard", default="0/1", help="I/N: every N-th kernel from the I-th (N GPUs, one run each)")
+  p = sub.add_parser("apply"); p.add_argument("store"); p.add_argument("results", nargs="+", help="run's outputs (one per shard)")
   p.add_argument("--force", action="store_true", help=f"write even if the controls moved more than {DRIFT:.0%} from their stored times")
   a = ap.parse_args(argv)
   try:
     if a.cmd == "select":
-      sel = select(a.store, a.model, a.top, a.device)
+      sel = select(a.store, a.model, a.top, a.device, a.random, a.seed)
       Path(a.out).parent.mkdir(parents=True, exist_ok=True)
       Path(a.out).write_bytes(gzip.compress(json.dumps(sel).encode()) if a.out.endswith(".gz") else json.dumps(sel).encode())
       print(f"retime: {sum(len(k['configs']) for k in sel['kernels'])} configs of {len(sel['kernels'])} kernels -> {a.out}")
     elif a.cmd == "run":
-      res = run(_read(Path(a.selection)), Path(a.out), a.device, a.workers, a.time_budget, log=lambda s: print(s, file=sys.stderr))
+      i, n = (int(x) for x in a.shard.split("/"))
+      res = run(_read(Path(a.selection)), Path(a.out), a.device, a.workers, a.time_budget, (i, n), log=lambda s: print(s, file=sys.stderr))
       print(json.dumps(summary(res)))
     else:
-      res = _read(Path(a.results))
+      parts = [_read(Path(f)) for f in a.results]
+      if len({p["device"] for p in parts}) > 1: raise ValueError(f"results from several devices: {sorted({p['device'] for p in parts})}")
+      res = {**parts[0], "kernels": {k: v for p in parts for k, v in p["kernels"].items()}}
       print(json.dumps(sm := summary(res)))
-      ctl = sm["control_new_over_old"].get("median", 1.0)
+      ctl = sm.get("control_new_over_old", {}).get("median", 1.0)
       if abs(ctl - 1) > DRIFT and not a.force:   # the new times would not compare with the rows left as they are
         raise ValueError(f"the controls ran {ctl:.2f}x their stored times: this session's timing is not the dataset's (--force to write anyway)")
       print(f"retime: {apply(a.store, res)} early-stopped rows of {a.store} now hold full times")

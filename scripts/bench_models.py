@@ -254,7 +254,7 @@ def run(a, names:list[str], out:Path) -> int:
   log = open(out / "bench_models.log", "a")
   args = [*_drop(a.argv, ("--gpus", "--cache", "--out")), "--cache", str(cache), "--out", str(out)]
   procs = [subprocess.Popen([sys.executable, __file__, *args, "--worker", str(g), "--claims", str(claims)], stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)} if a.device == "CUDA" else None) for g in range(a.gpus)]
+                            env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)} if a.device == "CUDA" else None) for g in a.gpus]
   while any(p.poll() is None for p in procs):
     time.sleep(5); merge(a, names, out, cache)
   merge(a, names, out, cache)
@@ -268,6 +268,11 @@ def dataset_keys(device:str) -> set[str]|None:
   db = ROOT / "dataset" / "data" / ("cuda.sqlite" if device == "CUDA" else "cpu.sqlite")
   if not db.is_file(): return None
   with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c: return {k for (k,) in c.execute("SELECT key FROM kernels")}
+
+def _gpus(s:str) -> list[int]:
+  """--gpus: N (the first N GPUs) or a comma list of GPU ids, so that two runs can share a host on disjoint GPUs."""
+  ids = [int(x) for x in s.split(",") if x]
+  return ids if "," in s else list(range(ids[0]))
 
 def _drop(argv:list[str], flags:tuple[str, ...]) -> list[str]:
   """argv without `flags` and their values (--flag VALUE or --flag=VALUE)."""
@@ -344,7 +349,7 @@ def main(argv=None) -> int:
   ap.add_argument("--runs", type=int, default=20)
   ap.add_argument("--workers", type=int, default=0, help="compile processes for the learned search")
   ap.add_argument("--seed", type=int, default=0)
-  ap.add_argument("--gpus", type=int, default=1, help="workers, one per GPU")
+  ap.add_argument("--gpus", type=_gpus, default=[0], help="workers, one per GPU: a count N (GPUs 0..N-1) or GPU ids with a comma (2,3 or 3,)")
   ap.add_argument("--seconds", type=float, default=540, help="stop taking jobs after this long (the host's call limit)")
   ap.add_argument("--reserve", type=float, default=150, help="no new BEAM jobs in the last this many seconds: time to measure")
   ap.add_argument("--final", action="store_true", help="then measure every model, BEAM incomplete or not (the last call)")

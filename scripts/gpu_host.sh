@@ -1,7 +1,9 @@
 # Sourced by the scripts/gpu_*.sh host calls (device tool, .whl carried): the carried wheels installed, the environment set, the
-# GPUs and cores recorded in $OUT/gpu.txt, their count in N.
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+# GPUs and cores recorded in $OUT/gpu.txt; GPUS (comma list) is the GPUs this job may use (default: all), N their count.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>/dev/null || \
+  [ -d /tmp/site/tinygrad ] || exit 1   # two jobs of one call install at once: the second may find the first's files
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PARALLEL=16   # tinygrad BEAM's compile pool: the 16 cores of one GPU's share
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
 nproc | tee -a $OUT/gpu.txt
-N=$(nvidia-smi -L | wc -l)
+GPUS=${GPUS:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd,)}
+N=$(echo $GPUS | tr , '\n' | wc -l)

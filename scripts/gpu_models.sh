@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # One GPU-host call (device tool, carry .whl; results/models_cache travels in the tree): scripts/bench_models.py on MODELS (comma
-# list), spread over the host's GPUs, every kernel of them tuned again; BEAM=2's per-kernel results come from the cache
+# list), spread over the host's GPUs (or GPUS=2,3), every kernel of them tuned again; BEAM=2's per-kernel results come from the cache
 # (results/models_cache/beam2.*.json). Results land in $OUT (models.json/.md, bench_models.log); merge them into results/models.json.
 #   bash scripts/gpu_models.sh gpt2_s512_fp32,resnet50_b1_fp32,cvt13_b1_fp32,resnet50_b1_fp16 [SECONDS] [RESERVE] [EXTRA]
-# EXTRA: more bench_models options, one string (e.g. "--budget 540 --no-compile-penalty"). A second run in the same call writes
-# elsewhere: OUT=$OUT/second bash scripts/gpu_models.sh ... (each run sets up its own environment: nothing carries between them)
+# EXTRA: more bench_models options, one string (e.g. "--budget 540 --no-compile-penalty"). Two runs in one call write elsewhere
+# and take disjoint GPUs (each has its own cache copy; nothing else carries between them):
+#   GPUS=0,1 OUT=$OUT/a bash scripts/gpu_models.sh ... & GPUS=2,3 OUT=$OUT/b bash scripts/gpu_models.sh ... & wait
 set -u
 mkdir -p "$OUT"
 source scripts/gpu_host.sh
-rm -rf /tmp/cache && cp -r results/models_cache /tmp/cache
-for m in ${1//,/ }; do rm -f /tmp/cache/$m.tuned.json /tmp/cache/$m.report.json; done
-python3 scripts/bench_models.py --device CUDA --gpus $N --workers 15 --seconds ${2:-440} --reserve ${3:-60} --final --models $1 \
-  --cache /tmp/cache --out $OUT --no-plot ${4:-}
+CACHE=$(mktemp -d /tmp/models_cache.XXXX) && cp -r results/models_cache/. $CACHE/
+for m in ${1//,/ }; do rm -f $CACHE/$m.tuned.json $CACHE/$m.report.json; done
+python3 scripts/bench_models.py --device CUDA --gpus $GPUS, --workers 15 --seconds ${2:-440} --reserve ${3:-60} --final --models $1 \
+  --cache $CACHE --out $OUT --no-plot ${4:-}
 grep -v "^\[gpu.\]   " $OUT/bench_models.log | tail -60

@@ -236,29 +236,34 @@ def test_early_stop_needs_two_slow_runs():
   assert timed(1e-4, 1e-4, 2e-4, 3e-4) == ([1e-4, 2e-4, 3e-4], False)   # fast: warm-up, then three runs
 
 def test_retime_select_run_apply(tmp_path):
-  """Early-stopped rows the model ranks high are timed again in full; the controls (each kernel's best) are reported, not written."""
+  """Early-stopped rows the model ranks high (and a random reference draw) are timed again in full, scaled by their kernel's control
+  (its best config, timed again alongside, reported but not written); shards split the kernels."""
   import gzip, shutil
   from dataset import retime
   store = tmp_path / "cpu.sqlite"
   shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
-  assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--top", "1", "--out", str(tmp_path / "s.json.gz")]) == 0
+  assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--top", "1", "--random", "1",
+                      "--out", str(tmp_path / "s.json.gz")]) == 0
   sel = json.loads(gzip.decompress((tmp_path / "s.json.gz").read_bytes()))
-  assert sel["kernels"] and all([c["control"] for c in k["configs"]] == [False, True] for k in sel["kernels"])
-  sel["kernels"] = sel["kernels"][:2]
-  res = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, log=lambda s: None)
-  assert len(res["kernels"]) == 2 and all(len(c["new"]) == 3 for k in res["kernels"].values() for c in k["configs"])
-  again = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, log=lambda s: None)   # resumes: nothing left to time
+  assert sel["kernels"] and all([c["group"] for c in k["configs"]] in (["model", "control"], ["model", "random", "control"]) for k in sel["kernels"])
+  assert all([c["control"] for c in k["configs"]][-1] for k in sel["kernels"])
+  sel["kernels"] = [k for k in sel["kernels"] if len(k["configs"]) == 3][:3]
+  res = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, shard=(0, 2), log=lambda s: None)   # kernels 0 and 2
+  assert list(res["kernels"]) == [sel["kernels"][0]["key"], sel["kernels"][2]["key"]]
+  assert all(len(c["new"]) == 3 for k in res["kernels"].values() for c in k["configs"])
+  again = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, shard=(0, 2), log=lambda s: None)   # resumes: nothing left
   assert again == res
-  pooled = retime.run(sel, tmp_path / "p.json", device="CPU", workers=2, log=lambda s: None)   # compiled ahead in a pool: the same configs
-  assert [[c["opts"] for c in k["configs"]] for k in pooled["kernels"].values()] == [[c["opts"] for c in k["configs"]] for k in res["kernels"].values()]
-  assert all(len(c["new"]) == 3 for k in pooled["kernels"].values() for c in k["configs"])
-  assert retime.apply(str(store), res) == 2
+  other = retime.run(sel, tmp_path / "p.json", device="CPU", workers=2, shard=(1, 2), log=lambda s: None)   # compiled ahead in a pool
+  assert list(other["kernels"]) == [sel["kernels"][1]["key"]] and all(len(c["new"]) == 3 for k in other["kernels"].values() for c in k["configs"])
+  assert set(retime.summary({**res, "kernels": {**res["kernels"], **other["kernels"]}})) >= {"model_over_control", "random_over_control", "control_new_over_old"}
+  assert retime.main(["apply", str(store), str(tmp_path / "r.json"), str(tmp_path / "p.json"), "--force"]) == 0   # both shards
   db = sqlite3.connect(store)
-  for key, k in res["kernels"].items():
+  for key, k in {**res["kernels"], **other["kernels"]}.items():
+    ctl = retime.control_ratio(k)
     for c in k["configs"]:
       t, es, err = db.execute("SELECT time_s, early_stop, error FROM measurements WHERE kernel=? AND opts=?", (key, json.dumps(c["opts"]))).fetchone()
       if c["control"]: assert t == c["old_s"]   # controls stay as stored
-      else: assert t == min(c["new"]) and es == 0 and err.startswith("retimed")
+      else: assert t == pytest.approx(min(c["new"])/ctl) and es == 0 and err.startswith("retimed, scaled")
   assert retime.main(["apply", str(tmp_path / "missing.sqlite"), str(tmp_path / "r.json")]) == 2
   drifted = {**res, "kernels": {k: {**v, "configs": [{**c, "old_s": c["old_s"]*(3.0 if c["control"] else 1.0)} for c in v["configs"]]}
                                 for k, v in res["kernels"].items()}}   # controls now 3x faster than stored: another session's timing
