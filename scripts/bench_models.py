@@ -142,9 +142,8 @@ def _beam_done(cache:Path) -> dict[str, dict]:
 def merge_beam(src:Path, cache:Path) -> int:
   """BEAM=2's results from a host call (src/beam2.gpu*.json) into `cache`: a kernel searched again there replaces its old entry,
   which leaves every other file of `cache` (each kernel is in one file only). Returns the entries that are new or replaced."""
-  new = {k: v for k, v in _beam_done(src).items()}
   old = _beam_done(cache)
-  changed = {k: v for k, v in new.items() if old.get(k) != v}
+  changed = {k: v for k, v in _beam_done(src).items() if old.get(k) != v}
   for f in sorted(cache.glob("beam2.gpu*.json")):
     d = json.loads(f.read_text())
     if any(k in d for k in changed): f.write_text(json.dumps({k: v for k, v in d.items() if k not in changed}, indent=1))

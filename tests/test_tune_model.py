@@ -141,3 +141,19 @@ def test_schedule_gives_the_round_expected_to_save_most():
   # no budget left after the first round, or nothing left to search: it stops
   assert schedule([1], [5.0], lambda i, b: (b, 1.0, False), total=2, first=3) == [2]
   assert schedule([1], [float("inf")], lambda i, b: (b, 1.0, False), total=10) == [0]
+
+def test_merge_beam_replaces_each_kernel_once(tmp_path):
+  """A host call's BEAM=2 results go into the committed cache: a kernel searched again replaces its entry wherever it was, and
+  every kernel stays in one file (bench_models reads all of them, so a stale twin could win)."""
+  sys.path.insert(0, str(ROOT / "scripts"))
+  import bench_models
+  cache, src = tmp_path / "cache", tmp_path / "src"
+  cache.mkdir(); src.mkdir()
+  (cache / "beam2.gpu0.json").write_text(json.dumps({"a": {"tune_s": 1.0}}))
+  (cache / "beam2.gpu1.json").write_text(json.dumps({"b": {"tune_s": 2.0}, "c": {"tune_s": 3.0}}))
+  (src / "beam2.gpu3.json").write_text(json.dumps({"a": {"tune_s": 1.0}, "b": {"tune_s": 5.0}, "d": {"tune_s": 4.0}}))
+  assert bench_models.merge_beam(src, cache) == 2   # b replaced, d new; a unchanged
+  files = [json.loads(f.read_text()) for f in sorted(cache.glob("beam2.gpu*.json"))]
+  assert bench_models._beam_done(cache) == {"a": {"tune_s": 1.0}, "b": {"tune_s": 5.0}, "c": {"tune_s": 3.0}, "d": {"tune_s": 4.0}}
+  assert sorted(k for d in files for k in d) == ["a", "b", "c", "d"]
+  assert bench_models.merge_beam(src, cache) == 0
