@@ -139,14 +139,20 @@ def _beam_done(cache:Path) -> dict[str, dict]:
     except (OSError, json.JSONDecodeError): pass   # being replaced by its worker: read again next time
   return out
 
+def drop_beam(cache:Path, keys:set[str]) -> int:
+  """These kernels' BEAM=2 results out of every cache file (so BEAM=2 searches them again); returns how many were there."""
+  n = 0
+  for f in sorted(cache.glob("beam2.gpu*.json")):
+    d = json.loads(f.read_text())
+    if (hit := keys & d.keys()): n += len(hit); f.write_text(json.dumps({k: v for k, v in d.items() if k not in hit}, indent=1))
+  return n
+
 def merge_beam(src:Path, cache:Path) -> int:
   """BEAM=2's results from a host call (src/beam2.gpu*.json) into `cache`: a kernel searched again there replaces its old entry,
   which leaves every other file of `cache` (each kernel is in one file only). Returns the entries that are new or replaced."""
   old = _beam_done(cache)
   changed = {k: v for k, v in _beam_done(src).items() if old.get(k) != v}
-  for f in sorted(cache.glob("beam2.gpu*.json")):
-    d = json.loads(f.read_text())
-    if any(k in d for k in changed): f.write_text(json.dumps({k: v for k, v in d.items() if k not in changed}, indent=1))
+  drop_beam(cache, set(changed))
   f = cache / "beam2.gpu0.json"
   f.write_text(json.dumps({**(json.loads(f.read_text()) if f.is_file() else {}), **changed}, indent=1))
   return len(changed)
@@ -370,15 +376,21 @@ def main(argv=None) -> int:
   ap.add_argument("--no-plot", action="store_true")
   ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing models.json and exit")
   ap.add_argument("--merge-beam", metavar="DIR", help="merge a host call's BEAM=2 results (DIR/beam2.gpu*.json) into --cache and exit")
+  ap.add_argument("--drop-beam", action="store_true", help="drop --models' BEAM=2 results from --cache (searched again next run) and exit")
   ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
   ap.add_argument("--torch-compile", default=None, help=argparse.SUPPRESS)
   ap.add_argument("--claims", default=None, help=argparse.SUPPRESS)
   a = ap.parse_args(argv)
   a.argv = list(sys.argv[1:] if argv is None else argv)
   if a.replot: finish(Path(a.replot), False); return 0
-  if a.merge_beam: print(f"{merge_beam(Path(a.merge_beam), Path(a.cache or ROOT / 'results' / 'models_cache'))} BEAM=2 results new or replaced"); return 0
+  cache = Path(a.cache or ROOT / "results" / "models_cache")
+  if a.merge_beam: print(f"{merge_beam(Path(a.merge_beam), cache)} BEAM=2 results new or replaced"); return 0
   names = a.models.split(",")
   if unknown := [n for n in names if n not in MODELS]: ap.error(f"unknown models {unknown}: choose from {', '.join(MODELS)}")
+  if a.drop_beam:   # the models' kernels are those of their cached tuned.json
+    if missing := [n for n in names if not (cache / f"{n}.tuned.json").is_file()]: ap.error(f"no {cache}/NAME.tuned.json for {missing}")
+    keys = set().union(*(json.loads((cache / f"{n}.tuned.json").read_text()) for n in names))
+    print(f"{drop_beam(cache, keys)} BEAM=2 results of {len(keys)} kernels dropped from {cache}"); return 0
   if a.torch_compile: torch_compile_latency(a, a.torch_compile, Path(a.out)); return 0
   out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
   if a.device is None:

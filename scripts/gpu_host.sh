@@ -1,5 +1,6 @@
 # Sourced by the scripts/gpu_*.sh host calls (device tool, .whl carried): the carried wheels installed, the environment set, the
-# GPUs and cores recorded in $OUT/gpu.txt; GPUS (comma list) is the GPUs this job may use (default: all), N their count.
+# GPUs and cores recorded in $OUT/gpu.txt; GPUS (comma list) is the GPUs this job may use (default: all), N their count, W the
+# compile workers of one GPU's share of the cores (less the process that times).
 # once per host: jobs of one call that run side by side source this after the first has installed (a marker says it has)
 [ -f /tmp/site/.installed ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
   .whl/*.whl && touch /tmp/site/.installed; } || exit 1
@@ -8,3 +9,4 @@ nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --fo
 nproc | tee -a $OUT/gpu.txt
 GPUS=${GPUS:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd,)}
 N=$(echo $GPUS | tr , '\n' | wc -l)
+W=$(( $(nproc) / $(nvidia-smi -L | wc -l) - 1 ))

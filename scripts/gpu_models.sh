@@ -13,15 +13,7 @@ source scripts/gpu_host.sh
 CACHE=$(mktemp -d /tmp/models_cache.XXXX) && cp -r results/models_cache/. $CACHE/
 # BEAM_AGAIN=1: these models' kernels lose their cached BEAM=2 results too, so BEAM=2 searches them again in this call and its
 # tuning seconds are measured under the same host load as the learned search's (the kernels are those of the cached tuned.json)
-[ -n "${BEAM_AGAIN:-}" ] && python3 - $CACHE ${1//,/ } <<'PY'
-import json, sys
-from pathlib import Path
-cache, keys = Path(sys.argv[1]), set()
-for m in sys.argv[2:]: keys |= set(json.loads((cache / f"{m}.tuned.json").read_text()))
-for f in cache.glob("beam2.gpu*.json"):
-  d = json.loads(f.read_text()); f.write_text(json.dumps({k: v for k, v in d.items() if k not in keys}))
-print(f"BEAM_AGAIN: {len(keys)} kernels' BEAM=2 results dropped")
-PY
+[ -n "${BEAM_AGAIN:-}" ] && python3 scripts/bench_models.py --drop-beam --models $1 --cache $CACHE
 for m in ${1//,/ }; do rm -f $CACHE/$m.tuned.json $CACHE/$m.report.json; done
 python3 scripts/bench_models.py --device CUDA --gpus $GPUS, --workers 15 --seconds ${2:-440} --reserve ${3:-60} --final --models $1 \
   --cache $CACHE --out $OUT --no-plot ${4:-}

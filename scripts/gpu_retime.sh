@@ -7,7 +7,6 @@
 set -u
 mkdir -p "$OUT"
 source scripts/gpu_host.sh
-W=$(( $(nproc) / $(nvidia-smi -L | wc -l) - 1 ))   # a GPU's share of the cores, less the process that times
 i=0; pids=()
 for g in ${GPUS//,/ }; do
   [ -n "${3:-}" ] && [ -f "$3/retimed.$i.json" ] && cp "$3/retimed.$i.json" $OUT/

@@ -157,3 +157,4 @@ def test_merge_beam_replaces_each_kernel_once(tmp_path):
   assert bench_models._beam_done(cache) == {"a": {"tune_s": 1.0}, "b": {"tune_s": 5.0}, "c": {"tune_s": 3.0}, "d": {"tune_s": 4.0}}
   assert sorted(k for d in files for k in d) == ["a", "b", "c", "d"]
   assert bench_models.merge_beam(src, cache) == 0
+  assert bench_models.drop_beam(cache, {"b", "c", "x"}) == 2 and bench_models._beam_done(cache) == {"a": {"tune_s": 1.0}, "d": {"tune_s": 4.0}}
