@@ -39,10 +39,21 @@ def prepare(ast:UOp) -> UOp:
   s = graph_rewrite(s, cg.sym+cg.pm_flatten_range, name="initial symbolic")
   return graph_rewrite(s, cg.pm_flatten_range+cg.pm_simplify_ranges, ctx={}, name="simplify ranges")
 
-def scheduler(ast:UOp, ren:Renderer, opts:tuple[Opt, ...]=()) -> Scheduler:
+class Rooted(Scheduler):
+  """A Scheduler that keeps its kernel's Scheduler before any opt (`root`) through copy(), which search and tinygrad's
+  get_kernel_actions use to make children: the cost model featurizes each candidate relative to it."""
+  root: Scheduler
+  def copy(self) -> Rooted:
+    ret = super().copy()
+    ret.__class__, ret.root = Rooted, self.root
+    return ret
+
+def scheduler(ast:UOp, ren:Renderer, opts:tuple[Opt, ...]=()) -> Rooted:
   """Scheduler as the pipeline builds it, with `opts` applied. Raises KernelOptError for an invalid sequence."""
   k = Scheduler(prepare(ast), ren)
   k.convert_loop_to_global()
+  root = k.copy()
+  k.__class__, k.root = Rooted, root
   for o in opts: k.apply_opt(o)
   return k
 

@@ -1,7 +1,8 @@
 """The shipped cost model: a trained Ranker plus the metadata that says what it may score, and the API search uses.
 
 On disk: NAME.txt (LightGBM text format) and NAME.json (feature-schema version, feature names, tinygrad version, device and arch,
-device properties, dataset hash, held-out metrics, and a sha256 of NAME.txt). Loading checks all of it: a model is only ever used
+device properties, dataset hash, held-out metrics, and a sha256 of NAME.txt); optionally NAME.resources.json (models.resources: its
+predictions are ranker inputs) and NAME.compile.txt (models.compile_cost), each recorded with its sha256. Loading checks all of it: a model is only ever used
 with the features, tinygrad and arch it was trained for.
 
   m = CostModel.load("models/cost_model_sm_90.txt", arch="sm_90")
@@ -22,6 +23,7 @@ from models.features import FEATURES, SCHEMA_VERSION, featurize
 from models.ranker import Ranker
 from models.baselines import Regressor
 from models.compile_cost import penalty
+from models.resources import ResourceModel, COLUMNS as RESOURCE_COLUMNS, augment
 
 FORMAT = "kerntune-cost-model"
 MODELS = Path(__file__).parent
@@ -61,8 +63,8 @@ def ranker_params(model:str|Path) -> dict:
   return {k: v for k, v in json.loads(Path(model).with_suffix(".json").read_text())["params"].items() if k in Ranker.DEFAULTS}
 
 class CostModel:
-  def __init__(self, ranker:Ranker, meta:dict, path:Path|None=None, compile_model:Regressor|None=None):
-    self.ranker, self.meta, self.path, self.compile_model = ranker, meta, path, compile_model
+  def __init__(self, ranker:Ranker, meta:dict, path:Path|None=None, compile_model:Regressor|None=None, resource_model:ResourceModel|None=None):
+    self.ranker, self.meta, self.path, self.compile_model, self.resource_model = ranker, meta, path, compile_model, resource_model
   @property
   def props(self) -> dict: return self.meta["device_props"]
 
@@ -70,7 +72,7 @@ class CostModel:
   def score(self, X:np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[1] != len(FEATURES): raise ValueError(f"expected a (n, {len(FEATURES)}) feature matrix, got {X.shape}")
-    return self.ranker.predict(X)
+    return self.ranker.predict(augment(X, self.resource_model))
   def score_schedulers(self, ks:list[Scheduler], props:dict|None=None, compile_penalty:bool=False) -> np.ndarray:
     """Candidates as Schedulers with their opts applied. `props`: the device's properties (default: those it was trained with).
     compile_penalty: less models.compile_cost.penalty of their predicted compile seconds (if the model has a compile model)."""
@@ -98,6 +100,9 @@ class CostModel:
     path.parent.mkdir(parents=True, exist_ok=True)
     self.ranker.save(path)
     self.meta.update(format=FORMAT, model_file=path.name, model_sha256=file_sha256(path))
+    if self.resource_model is not None:
+      self.resource_model.save(rp := path.with_suffix(".resources.json"))
+      self.meta["resource_model"] = {**self.meta.get("resource_model", {}), "file": rp.name, "sha256": file_sha256(rp), "columns": list(RESOURCE_COLUMNS)}
     path.with_suffix(".json").write_text(json.dumps(self.meta, indent=1, sort_keys=False) + "\n")
 
   @classmethod
@@ -127,16 +132,18 @@ class CostModel:
                            "(allow_device_mismatch to use it anyway)")
     try: ranker = Ranker.load(path, **{k: v for k, v in meta.get("params", {}).items() if k in Ranker.DEFAULTS or k in ("seed", "threads")})
     except Exception as e: raise CostModelError(f"{path} is corrupt: LightGBM cannot read it ({one_line(e)})") from None
-    if ranker.booster.num_feature() != len(FEATURES):
-      raise CostModelError(f"{path} expects {ranker.booster.num_feature()} features, the schema has {len(FEATURES)}")
-    compile_model = None
-    if (cm := meta.get("compile_model")) is not None:   # optional: a model without one scores without the compile penalty
+    side = {}
+    for what, load in (("compile_model", Regressor.load), ("resource_model", ResourceModel.load)):   # optional parts, each checked
+      if (cm := meta.get(what)) is None: continue
       f = path.parent / cm.get("file", "")
       if not f.is_file() or file_sha256(f) != cm.get("sha256"):
         raise CostModelError(f"{f} is missing or corrupt: its sha256 does not match the one recorded in {mj.name}")
-      try: compile_model = Regressor.load(f)
-      except Exception as e: raise CostModelError(f"{f} is corrupt: LightGBM cannot read it ({one_line(e)})") from None
-    return cls(ranker, meta, path, compile_model)
+      try: side[what] = load(f)
+      except Exception as e: raise CostModelError(f"{f} is corrupt: it cannot be read ({one_line(e)})") from None
+    want = len(FEATURES) + (len(RESOURCE_COLUMNS) if "resource_model" in side else 0)
+    if ranker.booster.num_feature() != want:
+      raise CostModelError(f"{path} expects {ranker.booster.num_feature()} inputs, the schema (and resource model) give {want}")
+    return cls(ranker, meta, path, side.get("compile_model"), side.get("resource_model"))
 
 _LOADED: dict[str, CostModel] = {}
 class Scorer:

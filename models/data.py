@@ -11,6 +11,7 @@ from dataset.store import Store
 from dataset.kernel import Kernel, TINYGRAD_VERSION, opts_from_json
 from dataset.device import renderer_for
 from models.features import FEATURES, SCHEMA_VERSION, featurize
+from models.resources import labels_path, load_labels
 
 NETWORKS = ("resnet50", "cvt_block", "gpt2_block")
 CACHE = Path(__file__).parent / "cache"
@@ -31,12 +32,15 @@ class Dataset:
   props: dict                # device properties (featurize's inputs)
   tinygrad: str
   hash: str                  # content hash of the measurements used
+  regs: np.ndarray|None = None   # compile labels (models.resources), NaN where a row has none; None: the store has no labels file
+  frame: np.ndarray|None = None
 
   @property
   def network(self) -> np.ndarray: return np.where(np.isin(self.family, NETWORKS), self.family, "")
   def subset(self, m:np.ndarray) -> Dataset:
     return Dataset(self.X[m], self.time_s[m], self.kernel[m], self.family[m], self.name[m], self.source[m], self.opts[m],
-                   self.compile_s[m], self.device, self.arch, self.backend, self.props, self.tinygrad, self.hash)
+                   self.compile_s[m], self.device, self.arch, self.backend, self.props, self.tinygrad, self.hash,
+                   None if self.regs is None else self.regs[m], None if self.frame is None else self.frame[m])
   def __len__(self) -> int: return len(self.time_s)
 
 def backend_of(arch:str) -> str: return "CUDA" if arch.startswith("sm_") else "CPU"
@@ -100,5 +104,7 @@ def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:in
       np.save(tmp := f.with_suffix(".tmp.npy"), X); os.replace(tmp, f)
   keep = ~np.isnan(X).any(axis=1)
   ok, X = ok[keep].reset_index(drop=True), X[keep]
-  return Dataset(X, ok.time_s.to_numpy(np.float64), ok.kernel.to_numpy(str), ok.family.to_numpy(str), ok.name.to_numpy(str),
-                 ok.source.to_numpy(str), ok.opts.to_numpy(str), ok.compile_s.to_numpy(np.float64, na_value=np.nan), device, arch, backend, props, TINYGRAD_VERSION, digest)
+  kern, opts = ok.kernel.to_numpy(str), ok.opts.to_numpy(str)
+  regs, frame = load_labels(lp, kern, opts) if (lp := labels_path(path)).is_file() else (None, None)
+  return Dataset(X, ok.time_s.to_numpy(np.float64), kern, ok.family.to_numpy(str), ok.name.to_numpy(str), ok.source.to_numpy(str), opts,
+                 ok.compile_s.to_numpy(np.float64, na_value=np.nan), device, arch, backend, props, TINYGRAD_VERSION, digest, regs, frame)

@@ -17,7 +17,8 @@ from models.baselines import Regressor, RandomRanker
 from models.compile_cost import attach, fit as fit_compile
 from models.mlp import MLPRanker
 from models.tune import tune, STORAGE
-from models.cost_model import CostModel, CostModelError, schedulers, default_model_path
+from models.cost_model import CostModel, CostModelError, schedulers, default_model_path, file_sha256
+from models.resources import ResourceModel, WithResources, augment, labels_path
 
 TARGETS = {"kendall_tau": 0.75, "pairwise_acc": 0.85, "top1_score": 0.90, "top5_score": 0.97}
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +34,11 @@ def study_name(ds:Dataset, what:str) -> str: return f"ranker-{ds.hash[:12]}-v{SC
 
 # *** evaluation ***
 
+def resource_model(ds:Dataset, rows:np.ndarray, threads:int) -> ResourceModel|None:
+  """The register-pressure model fit on the compile labels of `rows` (a split's training side), or None if the store has none."""
+  if ds.regs is None: return None
+  return ResourceModel(threads=threads).fit(ds.X[rows], ds.regs[rows], ds.frame[rows])
+
 def kfold_eval(ds:Dataset, seeds:list[int], folds:int, trials:int, storage:str, threads:int, with_mlp:bool) -> tuple[dict, dict]:
   """Every model on the kernel-grouped k-fold of every seed. The ranker's parameters come from a study on each fold's training
   rows (nested; defaults when trials=0). Returns the summary and seed 0's out-of-fold scores (for plots)."""
@@ -43,12 +49,13 @@ def kfold_eval(ds:Dataset, seeds:list[int], folds:int, trials:int, storage:str, 
   tuned = []
   for seed in seeds:
     splits = list(kernel_kfold(kern, folds, seed))
+    rms = [resource_model(ds, tr, threads) for tr, _ in splits]   # one per split, from its training kernels only; every model sees it
     def make_ranker(i, tr):
-      p = tune(X[tr], t[tr], kern[tr], trials, study_name(ds, f"kfold{folds}-s{seed}-f{i}"), storage, seed, threads=threads)
+      p = tune(augment(X[tr], rms[i]), t[tr], kern[tr], trials, study_name(ds, f"kfold{folds}-s{seed}-f{i}"), storage, seed, threads=threads)
       tuned.append({"seed": seed, "fold": i, **p})
-      return Ranker(seed=seed, threads=threads, **p)
-    makers = {"ranker": make_ranker, "regressor": lambda i, tr: Regressor(seed=seed, threads=threads),
-              "mlp": lambda i, tr: MLPRanker(seed=seed, threads=threads), "random": lambda i, tr: RandomRanker(seed=seed*100 + i)}
+      return WithResources(Ranker(seed=seed, threads=threads, **p), rms[i])
+    makers = {"ranker": make_ranker, "regressor": lambda i, tr: WithResources(Regressor(seed=seed, threads=threads), rms[i]),
+              "mlp": lambda i, tr: WithResources(MLPRanker(seed=seed, threads=threads), rms[i]), "random": lambda i, tr: RandomRanker(seed=seed*100 + i)}
     for m in per:
       st = time.perf_counter()
       s = run_splits(makers[m], X, t, kern, splits)
@@ -70,9 +77,10 @@ def holdout_eval(ds:Dataset, labels:np.ndarray, seeds:list[int], threads:int) ->
   splits = [(tr, te) for _, tr, te in leave_one_out(labels)]
   held = np.zeros(len(t), bool)
   for _, te in splits: held |= te
+  rms = [resource_model(ds, tr, threads) for tr, _ in splits]
   runs, rand = [], []
   for seed in seeds:
-    s = run_splits(lambda i, tr: Ranker(seed=seed, threads=threads), X, t, kern, splits)
+    s = run_splits(lambda i, tr: WithResources(Ranker(seed=seed, threads=threads), rms[i]), X, t, kern, splits)
     runs.append(group_metrics(s[held], t[held], kern[held], labels[held]))
     r = RandomRanker(seed).predict(X)
     rand.append(group_metrics(r[held], t[held], kern[held], labels[held]))
@@ -88,7 +96,8 @@ def holdout_eval(ds:Dataset, labels:np.ndarray, seeds:list[int], threads:int) ->
   return out
 
 def ablation(ds:Dataset, seeds:list[int], folds:int, threads:int) -> dict:
-  """Kernel-held-out ranker metrics with each feature group dropped in turn (default parameters): what each group contributes."""
+  """Kernel-held-out ranker metrics with each feature group dropped in turn (default parameters, no resource model): what each
+  group contributes."""
   out = {}
   for g, cols in [("all", [])] + [(f"without {g}", c) for g, c in FEATURE_GROUPS.items()]:
     keep = np.array([f not in set(cols) for f in FEATURES])
@@ -104,8 +113,9 @@ def ablation(ds:Dataset, seeds:list[int], folds:int, threads:int) -> dict:
 
 def _speed_worker(args) -> dict:
   """In a fresh process (cold caches), score held-out candidates end to end from (AST blob, opts JSON) to a score."""
-  mode, model_path, backend, arch, props, work = args
-  r = Ranker.load(model_path, threads=1)
+  mode, model_path, rm_path, backend, arch, props, work = args
+  ranker, rm = Ranker.load(model_path, threads=1), ResourceModel.load(rm_path) if rm_path else None
+  r = WithResources(ranker, rm)
   ren = renderer(backend, arch)
   n, st = 0, time.perf_counter()
   for blob, opts in work:
@@ -134,14 +144,16 @@ def measure_speed(ds:Dataset, store_path:str, kernels:list[str], seed:int, threa
     o = ds.opts[ds.kernel == k].tolist()
     work.append((blobs[k], o)); n += len(o)
   tr = ~np.isin(ds.kernel, kernels)
-  r = Ranker(seed=seed, threads=threads).fit(ds.X[tr], ds.time_s[tr], ds.kernel[tr])
+  rm = resource_model(ds, tr, threads)
+  r = Ranker(seed=seed, threads=threads).fit(augment(ds.X[tr], rm), ds.time_s[tr], ds.kernel[tr])
   ncpu = os.cpu_count() or 1
   with tempfile.TemporaryDirectory() as d:
     r.save(p := Path(d) / "m.txt")
+    if rm is not None: rm.save(rp := Path(d) / "m.resources.json")
     res = {}
     for mode, procs in (("batched", 1), ("scratch", 1), ("batched_all_cores", ncpu)):
       # every process takes every procs-th kernel; the machine's rate is all candidates over the slowest process's time
-      parts = [(mode.split("_")[0], str(p), ds.backend, ds.arch, ds.props, work[i::procs]) for i in range(procs)]
+      parts = [(mode.split("_")[0], str(p), str(rp) if rm is not None else None, ds.backend, ds.arch, ds.props, work[i::procs]) for i in range(procs)]
       with multiprocessing.get_context("spawn").Pool(procs) as pool: out = pool.map(_speed_worker, parts, chunksize=1)
       res[mode] = {"mode": mode, "processes": procs, "candidates": sum(o["candidates"] for o in out), "seconds": max(o["seconds"] for o in out)}
       log(f"  speed {mode}: {res[mode]['candidates']} candidates in {res[mode]['seconds']:.1f} s ({procs} processes)")
@@ -232,12 +244,16 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     res = dict(kfold=kf, oof=oof, lono=lono, lofo=lofo, ablation=abl, speed=speed)
   else:
     # a quick held-out check with default parameters (tuned ones would have seen every kernel): one seed of the kernel k-fold
-    s = run_splits(lambda i, tr: Ranker(seed=0, threads=threads), ds.X, ds.time_s, ds.kernel, list(kernel_kfold(ds.kernel, a.folds, 0)))
+    splits = list(kernel_kfold(ds.kernel, a.folds, 0))
+    rms = [resource_model(ds, tr, threads) for tr, _ in splits]
+    s = run_splits(lambda i, tr: WithResources(Ranker(seed=0, threads=threads), rms[i]), ds.X, ds.time_s, ds.kernel, splits)
     res = {"quick": average(per_kernel(s, ds.time_s, ds.kernel))}
     log("held-out check (default parameters, 1 seed): " + " ".join(f"{k}={v:.4f}" for k, v in res["quick"].items()))
   # the shipped model: parameters from a study over every kernel (its inner folds are its validation), trained on everything
-  params = tune(ds.X, ds.time_s, ds.kernel, a.trials, study_name(ds, "final"), a.storage, 0, threads=threads)
-  model = Ranker(seed=0, threads=threads, **params).fit(ds.X, ds.time_s, ds.kernel)
+  rm = resource_model(ds, np.ones(len(ds), bool), threads)
+  Xa = augment(ds.X, rm)
+  params = tune(Xa, ds.time_s, ds.kernel, a.trials, study_name(ds, "final"), a.storage, 0, threads=threads)
+  model = Ranker(seed=0, threads=threads, **params).fit(Xa, ds.time_s, ds.kernel)
   out = Path(a.out) if a.out else default_out(ds)
   command = "train-cost-model " + " ".join(shlex.quote(x) for x in argv)
   tuning = f"nested tuning ({et} trials per study)" if et > 0 else "default parameters"
@@ -249,7 +265,10 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
           "dataset": {"path": str(a.dataset), "hash": ds.hash, "rows": len(ds), "kernels": int(len(np.unique(ds.kernel))),
                       "excluded_keys_file": a.exclude_keys, "excluded_keys_in_dataset": excluded},
           "metrics": metrics, "trained": datetime.date.today().isoformat(), "command": command}
-  CostModel(model, meta).save(out)
+  if rm is not None:
+    lp = labels_path(a.dataset)
+    meta["resource_model"] = {"labels": str(lp), "labels_sha256": file_sha256(lp), "rows": int(np.isfinite(ds.regs).sum())}
+  CostModel(model, meta, resource_model=rm).save(out)
   try:   # the search's compile-time penalty (models.compile_cost); a dataset without compile times gets a model without it
     attach(out, fit_compile(ds.X, ds.compile_s, threads), int(np.isfinite(ds.compile_s).sum()))
   except ValueError as e: log(f"no compile model: {e}")

@@ -15,6 +15,7 @@ from models.evaluate import kernel_kfold, kernel_metrics, per_kernel, average
 from models.ranker import Ranker, relevance
 from models.baselines import RandomRanker
 from models.cost_model import CostModel, CostModelError, schedulers, default_model_path
+from models.resources import ResourceModel, COLUMNS as RESOURCE_COLUMNS, augment
 from models.train import main as train_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +59,11 @@ def test_features_deterministic(ds, kernels):
     assert a.shape == (len(FEATURES),) and np.isfinite(a).all() and np.array_equal(a, b)
     # built from a shared prefix (as search and the data loader do) or from scratch: the same features
     assert np.array_equal(featurize(schedulers(ast, CPU, [opts[:1], opts])[1], props), a)
+  # the relative columns are the candidate's less its kernel's unoptimized Scheduler's: zero for that Scheduler itself
+  k = scheduler(ast, CPU)
+  rel = np.array([f.startswith("rel_") for f in FEATURES])
+  assert rel.sum() > 100 and not featurize(k, props)[rel].any()
+  with pytest.raises(TypeError, match="root"): featurize(k.root, props)   # a bare Scheduler has no root to compare with
   # the cached matrix is what featurizing again gives
   i = 7
   ast, opts = Kernel.ast_from_blob(kernels[0][ds.kernel[i]]["ast"]), opts_from_json(json.loads(ds.opts[i]))
@@ -163,5 +169,25 @@ def test_cli_trains_and_refuses_device_mismatch(cache, tmp_path, capsys):
 def test_shipped_models_match_this_schema(device, arch):
   p = default_model_path(device, arch)
   if not p.is_file(): pytest.skip(f"{p} not shipped")
-  m = CostModel.load(p, device=device)   # schema, tinygrad version and checksum are checked on load
-  assert m.meta["metrics"] and m.ranker.booster.num_feature() == len(FEATURES)
+  m = CostModel.load(p, device=device)   # schema, tinygrad version and checksums are checked on load
+  assert m.meta["metrics"] and m.ranker.booster.num_feature() == len(FEATURES) + (len(RESOURCE_COLUMNS) if m.resource_model else 0)
+  assert (m.resource_model is not None) == (device == "CUDA")   # compile labels (registers, spills) exist for sm_90 only
+
+def test_resource_model_stacks_into_the_cost_model(trained, ds, tmp_path):
+  # labels as dataset.resources writes them would come from CUBINs; here a synthetic function of the features, half the rows labelled
+  up = ds.X[:, FEATURES.index("upcast_size")]
+  regs = np.where(np.arange(len(ds)) % 2 == 0, 16 + 8*(2**up - 1), np.nan)
+  frame = np.where(up > 3, 64.0, 0.0)
+  rm = ResourceModel(threads=1).fit(ds.X, regs, frame)
+  pred = rm.predict(ds.X)
+  assert pred.shape == (len(ds), len(RESOURCE_COLUMNS)) and np.corrcoef(pred[:, 0], np.log(16 + 8*(2**up - 1)))[0, 1] > 0.9
+  with pytest.raises(ValueError, match="too few"): ResourceModel().fit(ds.X[:10], regs[:10], frame[:10])
+  Xa = augment(ds.X, rm)
+  p = tmp_path / "m.txt"
+  meta = {**json.loads(trained.with_suffix(".json").read_text())}
+  CostModel(Ranker(threads=1, **SMALL).fit(Xa, ds.time_s, ds.kernel), meta, resource_model=rm).save(p)
+  cm = CostModel.load(p)
+  assert cm.resource_model is not None and np.allclose(cm.resource_model.predict(ds.X[:20]), pred[:20])
+  assert np.allclose(cm.score(ds.X[:20]), cm.ranker.predict(Xa[:20]))
+  p.with_suffix(".resources.json").write_text("{}")   # not the recorded file
+  with pytest.raises(CostModelError, match="sha256"): CostModel.load(p)

@@ -1,0 +1,70 @@
+"""Register-pressure model: LightGBM regressors of a config's registers per thread and stack frame (spilled bytes) on the cost
+model's features, trained on compile labels (dataset.resources: sm_90 CUBINs compiled without a GPU). Its two predictions are
+extra inputs of the ranker (`augment`): the features' analytical register estimate misses where ptxas spills, and one opt past a
+kernel's best that spills runs 4-6x slower (results/logs/cliff_resources_s12.log).
+
+Stacking is done honestly in evaluation: each split's resource model is fit on its training kernels' labels only."""
+from __future__ import annotations
+import gzip, json, os
+from pathlib import Path
+import numpy as np
+from models.baselines import Regressor
+
+COLUMNS = ("pred_log_regs", "pred_log_frame")
+PARAMS = dict(n_estimators=300, learning_rate=0.05, num_leaves=63, min_data_in_leaf=10, feature_fraction=0.5, bagging_fraction=1.0)
+
+def labels_path(store:str|os.PathLike) -> Path:
+  """Where a store's compile labels live: dataset/data/cuda.sqlite -> dataset/data/cuda.resources.jsonl.gz"""
+  return Path(store).with_suffix(".resources.jsonl.gz")
+
+def load_labels(path:str|os.PathLike, kernel:np.ndarray, opts:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """(regs, frame) per row of a dataset (kernel keys, opts JSON), NaN where the labels file has none."""
+  got = {}
+  with gzip.open(path, "rt") as f:
+    for line in f:
+      r = json.loads(line)
+      if "regs" in r: got[(r["key"], r["opts"])] = (r["regs"], r.get("frame", 0))
+  a = np.array([got.get((k, o), (np.nan, np.nan)) for k, o in zip(kernel.tolist(), opts.tolist())], dtype=np.float64).reshape(-1, 2)
+  return a[:, 0], a[:, 1]
+
+class ResourceModel:
+  """fit(X, regs, frame) on labelled rows; predict(X) -> (n, 2): log registers, log(1 + frame bytes). save/load: one JSON file."""
+  def __init__(self, seed:int=0, threads:int=0):
+    self.seed, self.threads = seed, threads
+    self.regs: Regressor|None = None
+    self.frame: Regressor|None = None
+
+  def fit(self, X:np.ndarray, regs:np.ndarray, frame:np.ndarray) -> ResourceModel:
+    m = np.isfinite(regs) & np.isfinite(frame)
+    if m.sum() < 100: raise ValueError(f"{int(m.sum())} rows with compile labels: too few to learn registers from")
+    self.regs = Regressor(self.seed, self.threads, **PARAMS).fit(X[m], regs[m])
+    self.frame = Regressor(self.seed, self.threads, **PARAMS).fit(X[m], 1 + frame[m])
+    return self
+
+  def predict(self, X:np.ndarray) -> np.ndarray:
+    if self.regs is None: raise RuntimeError("ResourceModel is not fitted")
+    return np.c_[self.regs.predict_log_time(X), self.frame.predict_log_time(X)].astype(np.float32)
+
+  def save(self, path:str|Path):
+    Path(path).write_text(json.dumps({"format": "kerntune-resource-model", "columns": COLUMNS,
+                                      "regs": self.regs.booster.model_to_string(), "frame": self.frame.booster.model_to_string()}))
+  @classmethod
+  def load(cls, path:str|Path) -> ResourceModel:
+    import lightgbm as lgb
+    d = json.loads(Path(path).read_text())
+    if d.get("format") != "kerntune-resource-model": raise ValueError(f"{path} is not a kerntune resource model")
+    rm = cls()
+    rm.regs, rm.frame = Regressor(), Regressor()
+    rm.regs.booster, rm.frame.booster = lgb.Booster(model_str=d["regs"]), lgb.Booster(model_str=d["frame"])
+    return rm
+
+def augment(X:np.ndarray, rm:ResourceModel|None) -> np.ndarray:
+  """The ranker's input: the features, then the resource model's predictions (none without a resource model)."""
+  return X if rm is None else np.concatenate([X, rm.predict(X)], axis=1)
+
+class WithResources:
+  """An estimator (Ranker, Regressor, MLPRanker) that sees the features plus a fitted resource model's predictions."""
+  def __init__(self, est, rm:ResourceModel|None): self.est, self.rm = est, rm
+  def fit(self, X:np.ndarray, time_s:np.ndarray, kernel:np.ndarray) -> WithResources:
+    self.est.fit(augment(X, self.rm), time_s, kernel); return self
+  def predict(self, X:np.ndarray) -> np.ndarray: return self.est.predict(augment(X, self.rm))
