@@ -4,10 +4,7 @@
 #   usage: bash scripts/gpu_generate.sh BUDGET_S SAMPLES_PER_KERNEL
 set -u
 BUDGET=${1:-440}; SPK=${2:-70}
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/tinygrad-*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
-nproc | tee -a $OUT/gpu.txt
+source scripts/gpu_host.sh   # wheels, environment, $OUT/gpu.txt
 cp dataset/data/cuda.sqlite $OUT/cuda.sqlite
 count() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from measurements where status='ok'\").fetchone()[0])" $OUT/cuda.sqlite; }
 before=$(count)

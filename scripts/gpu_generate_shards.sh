@@ -8,21 +8,19 @@
 #   bash scripts/gpu_generate_shards.sh 480 100 /tmp/sh --model models/cost_model_sm_90_nosuite.txt
 set -u
 BUDGET=${1:-440}; SPK=${2:-70}; DIR=${3:-out/shards}; shift $(( $# < 3 ? $# : 3 ))
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gen.log
-GPUS=$(nvidia-smi -L | wc -l); CORES=$(nproc); echo "gpus $GPUS cores $CORES" | tee -a $OUT/gen.log
-WORKERS=$(( CORES / GPUS - 1 ))
+source scripts/gpu_host.sh   # wheels, environment, $OUT/gpu.txt; GPUS (ids), N, W (compile workers per GPU)
+IDS=(${GPUS//,/ })
+echo "gpus $GPUS cores $(nproc) workers per GPU $W" | tee $OUT/gen.log
 pids=()
 for f in $DIR/shard*.sqlite; do
   i=$(basename $f .sqlite); i=${i#shard}
   cp "$f" $OUT/
-  CUDA_VISIBLE_DEVICES=$(( i % GPUS )) python3 -m dataset.generate --device CUDA --kernels "$(cat $DIR/shard$i.txt)" \
-    --samples-per-kernel $SPK --time-budget $BUDGET --workers $WORKERS --out $OUT/shard$i.sqlite --no-progress "$@" > /tmp/shard$i.log 2>&1 &
+  CUDA_VISIBLE_DEVICES=${IDS[$(( i % N ))]} python3 -m dataset.generate --device CUDA --kernels "$(cat $DIR/shard$i.txt)" \
+    --samples-per-kernel $SPK --time-budget $BUDGET --workers $W --out $OUT/shard$i.sqlite --no-progress "$@" > /tmp/shard$i.log 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait $p; done
-rm -f $OUT/*.lock $OUT/*.heartbeat   # the host returns at most 8 files: only the stores and one log
+rm -f $OUT/*.lock $OUT/*.heartbeat   # the host returns at most 8 files: the stores, gpu.txt and one log (at most 6 shards)
 for f in $OUT/shard*.sqlite; do   # one log back (the host returns at most 8 files)
   n=$(basename $f .sqlite)
   { echo "== $n: $(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from measurements where status='ok'\").fetchone()[0])" $f) ok"; cat /tmp/$n.log; } | tee -a $OUT/gen.log | tail -2 | cut -c1-400
