@@ -68,3 +68,28 @@ class WithResources:
   def fit(self, X:np.ndarray, time_s:np.ndarray, kernel:np.ndarray) -> WithResources:
     self.est.fit(augment(X, self.rm), time_s, kernel); return self
   def predict(self, X:np.ndarray) -> np.ndarray: return self.est.predict(augment(X, self.rm))
+
+def evaluate(store:str, folds:int=5, seed:int=0, threads:int=0) -> dict:
+  """Kernel-held-out accuracy of the resource model on a store's compile labels: registers (mean absolute log2 error, and of the
+  features' analytical estimate regs_est for reference) and spills (ROC AUC of the predicted frame for frame > 0)."""
+  from sklearn.metrics import roc_auc_score
+  from models.data import load
+  from models.evaluate import kernel_kfold
+  from models.features import FEATURES
+  ds = load(store)
+  if ds.regs is None: raise ValueError(f"{store} has no compile labels ({labels_path(store)})")
+  lab = np.isfinite(ds.regs)
+  pred = np.full((len(ds), 2), np.nan)
+  for tr, te in kernel_kfold(ds.kernel, folds, seed): pred[te & lab] = ResourceModel(seed, threads).fit(ds.X[tr], ds.regs[tr], ds.frame[tr]).predict(ds.X[te & lab])
+  r, f, p = np.log2(ds.regs[lab]), ds.frame[lab], pred[lab]
+  est = np.log2(np.clip(16 + 2**ds.X[lab, FEATURES.index("regs_est")] - 1, 32, 255))   # features.py's per-thread estimate
+  return {"labelled_configs": int(lab.sum()), "kernels": int(len(np.unique(ds.kernel[lab]))), "spill_share": float((f > 0).mean()),
+          "regs_mae_log2": float(np.abs(p[:, 0]/np.log(2) - r).mean()), "regs_est_mae_log2": float(np.abs(est - r).mean()),
+          "spill_auc": float(roc_auc_score(f > 0, p[:, 1])), "folds": folds, "seed": seed}
+
+if __name__ == "__main__":
+  import argparse, datetime
+  ap = argparse.ArgumentParser("models.resources", description="kernel-held-out accuracy of the register-pressure model")
+  ap.add_argument("store"); ap.add_argument("--folds", type=int, default=5); ap.add_argument("--threads", type=int, default=0)
+  a = ap.parse_args()
+  print(json.dumps({**evaluate(a.store, a.folds, threads=a.threads), "date": datetime.date.today().isoformat()}))
