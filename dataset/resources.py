@@ -60,7 +60,12 @@ def _one(task:tuple[str, str]) -> dict:
     return dict(key=key, opts=opts, compile_s=round(time.perf_counter() - st, 3), **resources(lib))
   except Exception as e: return dict(key=key, opts=opts, error=f"{type(e).__name__}: {str(e)[:300]}")
 
+class ResourcesError(RuntimeError): pass
+
 def run(tasks_path:str, out:str, procs:int, seconds:float):
+  from dataset.device import renderer_for
+  try: renderer_for("CUDA", arch="sm_90")   # here, once: a pool whose initializer fails restarts its workers forever
+  except Exception as e: raise ResourcesError(f"no NVRTC to compile sm_90 with ({type(e).__name__}: {e}); set NVRTC_PATH to a libnvrtc.so.12") from None
   with gzip.open(tasks_path, "rt") as f: d = json.load(f)
   done, opener = set(), gzip.open if out.endswith(".gz") else open   # appending to a .gz adds a gzip member: still one readable file
   if os.path.exists(out):
@@ -81,5 +86,7 @@ if __name__ == "__main__":
   e = sub.add_parser("export"); e.add_argument("store"); e.add_argument("out"); e.add_argument("--per", type=int, default=16); e.add_argument("--seed", type=int, default=0)
   r = sub.add_parser("run"); r.add_argument("tasks"); r.add_argument("out"); r.add_argument("--procs", type=int, default=os.cpu_count()); r.add_argument("--seconds", type=float, default=float("inf"))
   a = ap.parse_args()
-  if a.cmd == "export": export(a.store, a.out, a.per, a.seed)
-  else: run(a.tasks, a.out, a.procs, a.seconds)
+  try:
+    if a.cmd == "export": export(a.store, a.out, a.per, a.seed)
+    else: run(a.tasks, a.out, a.procs, a.seconds)
+  except (ResourcesError, OSError) as e: raise SystemExit(f"dataset.resources: error: {e}")

@@ -347,3 +347,16 @@ def test_reference_is_unoptimized_threads_grouped_in_blocks():
       assert threads <= 256 and (threads == 1 or outputs // threads >= 256)
   mm = kernel_asts(Tensor.empty(4096, 4096, device="CPU") @ Tensor.empty(4096, 4096, device="CPU"))[0]
   assert [o.arg for o in reference_opts(scheduler(mm, gpu))] == [256]
+
+def test_resources_export_interleaves_kernels_and_run_needs_nvrtc(tmp_path, monkeypatch):
+  import gzip
+  import dataset.device, dataset.resources as res
+  res.export(str(ROOT / "dataset" / "data" / "cpu.sqlite"), str(t := tmp_path / "tasks.json.gz"), per=3, seed=0)
+  d = json.load(gzip.open(t, "rt"))
+  keys = [k for k, _ in d["tasks"]]
+  n = len(d["asts"])
+  assert n >= 60 and len(set(keys[:n])) == n   # a run cut short has still compiled some config of every kernel
+  assert max(keys.count(k) for k in set(keys)) <= 3 and len(set(map(tuple, d["tasks"]))) == len(d["tasks"])
+  def no_nvrtc(*a, **kw): raise AttributeError("failed to load library nvrtc")
+  monkeypatch.setattr(dataset.device, "renderer_for", no_nvrtc)
+  with pytest.raises(res.ResourcesError, match="NVRTC_PATH"): res.run(str(t), str(tmp_path / "out.jsonl.gz"), 1, 1.0)
