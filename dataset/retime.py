@@ -3,9 +3,16 @@ known is timed once): every one of the cost model's 10 worst held-out top-1 pick
 the kernel's best config plus two SWAPs of global axes at 52x its time (results/logs/cost_model_misses_s11.log). Whether those
 single runs are real is what this measures: three steps, the middle one on the GPU host.
 
-  python -m dataset.retime select dataset/data/cuda.sqlite --model models/cost_model_sm_90.txt --top 3 --out out/retime.json.gz
+  python -m dataset.retime select dataset/data/cuda.sqlite --model models/cost_model_sm_90.txt --top 3 --held-out 5 --out out/retime.json.gz
   python -m dataset.retime run out/retime.json.gz --out $OUT/retimed.json --time-budget 400    # on the device; resumes
   python -m dataset.retime apply dataset/data/cuda.sqlite retimed.json
+
+Consolidate (--best K): a kernel's configs were timed in several sessions, on several GPUs, and its fastest stored time is the
+minimum over ~100 noisy measurements; timed again in one session, the kernels' best configs ran a median 1.06x and a tenth of them
+> 1.38x their stored times (session 12's controls), and the kernels whose best moved most are those the cost model ranks worst
+(held-out top-1 0.79 where it moved >= 1.4x, 0.88 where < 1.05x). So per kernel its K fastest configs, the model's top picks and a
+few random configs are timed together in one session and all written back, scaled to the kernel's other rows by the median ratio of
+the ones chosen without looking at their stored times (kernel_scale).
 
 select: per kernel, the `top` early-stopped configs the model ranks highest, `random` more drawn at random from the rest (a
 reference group: how often an early stop the model does not favour was wrong too), and the kernel's best config as a control (timed
@@ -27,12 +34,26 @@ def _read(path:Path):
   raw = path.read_bytes()
   return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
 
-def select(store:str, model:str, top:int, device:str|None=None, random:int=0, seed:int=0) -> dict:
+def held_out_scores(ds, model:str, folds:int, seed:int, threads:int=0) -> np.ndarray:
+  """Every row scored by a ranker with the model's parameters fitted on the other folds' kernels (by kernel, models.evaluate): the
+  shipped model has learnt the stored times, wrong ones included, so only a model that never saw a kernel can point at its suspects."""
+  from models.cost_model import ranker_params
+  from models.evaluate import kernel_kfold, run_splits
+  from models.ranker import Ranker
+  p = ranker_params(model)
+  return run_splits(lambda i, tr: Ranker(seed=seed, threads=threads, **p), ds.X, ds.time_s, ds.kernel, list(kernel_kfold(ds.kernel, folds, seed)))
+
+def select(store:str, model:str, top:int, device:str|None=None, random:int=0, seed:int=0, held_out:int=0, threads:int=0,
+           best:int=0) -> dict:
+  """best=0: per kernel, its `top` early-stopped configs the model ranks highest, `random` early-stopped ones as a reference, and its
+  best config as the control. best=K (consolidate): its K fastest stored configs, the model's `top` among the rest, and `random`
+  fully timed ones as a reference; all are written back, scaled by the median new/old time of the model's and random configs
+  (chosen without looking at their stored times, so unlike the fastest ones they carry no winner's curse)."""
   from models.cost_model import CostModel
   from models.data import load
   ds = load(store, device=device)
   cm = CostModel.load(model, arch=ds.arch)
-  score = cm.score(ds.X)
+  score = held_out_scores(ds, model, held_out, seed, threads) if held_out else cm.score(ds.X)
   s = Store(store, readonly=True)
   try:
     early = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND early_stop=1 AND device=?", (ds.device,))}
@@ -41,15 +62,24 @@ def select(store:str, model:str, top:int, device:str|None=None, random:int=0, se
   rng, kernels = np.random.default_rng(seed), []
   for k in np.unique(ds.kernel):
     ix = np.flatnonzero(ds.kernel == k)
-    es = [i for i in ix[np.argsort(-score[ix], kind="stable")] if (k, ds.opts[i]) in early]
-    picked, rest = es[:top], es[top:]
+    by_score, by_time = ix[np.argsort(-score[ix], kind="stable")], ix[np.argsort(ds.time_s[ix], kind="stable")]
+    is_early = lambda i: (k, ds.opts[i]) in early
+    if best:
+      fast = [int(i) for i in by_time[:best]]
+      picked = [int(i) for i in by_score if i not in fast][:top]
+      rest = [int(i) for i in ix if i not in fast and i not in picked and not is_early(i)]
+    else:
+      fast = [int(by_time[0])]
+      es = [int(i) for i in by_score if is_early(i)]
+      picked, rest = es[:top], es[top:]
     drawn = [int(i) for i in rng.choice(rest, min(random, len(rest)), replace=False)] if rest and random else []
     if not picked: continue
-    b = ix[np.argmin(ds.time_s[ix])]
-    cfg = lambda i, group: {"opts": json.loads(ds.opts[i]), "old_s": float(ds.time_s[i]), "control": group == "control", "group": group}
-    kernels.append({"key": str(k), "name": str(ds.name[ix[0]]), "ast": base64.b64encode(blobs[k]).decode(),
-                    "configs": [cfg(i, "model") for i in picked] + [cfg(i, "random") for i in drawn] + [cfg(b, "control")]})
-  return {"store": str(store), "device": ds.device, "model": str(model), "top": top, "random": random, "kernels": kernels}
+    cfg = lambda i, group: {"opts": json.loads(ds.opts[i]), "old_s": float(ds.time_s[i]), "control": bool(i == by_time[0]), "group": group,
+                            "early": bool(is_early(i))}
+    groups = [(i, "model") for i in picked] + [(i, "random") for i in drawn] + [(i, "best" if best else "control") for i in fast]
+    kernels.append({"key": str(k), "name": str(ds.name[ix[0]]), "ast": base64.b64encode(blobs[k]).decode(), "configs": [cfg(i, g) for i, g in groups]})
+  return {"store": str(store), "device": ds.device, "model": str(model), "held_out": held_out, "top": top, "random": random, "best": best,
+          "mode": "consolidate" if best else "early", "kernels": kernels}
 
 def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|None=None, shard:tuple[int, int]=(0, 1), log=print) -> dict:
   """Compile (in a pool) and time every selected config without the early stop; resumes from `out`. shard (i, n): every n-th
@@ -61,6 +91,7 @@ def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|
   dev_name, arch, _ = device_info(device)
   if dev_name != sel["device"]: log(f"retime: selected on {sel['device']}, timing on {dev_name}: apply will refuse it")
   res = json.loads(out.read_text()) if out.is_file() else {"device": dev_name, "arch": arch, "kernels": {}}
+  res["mode"] = sel.get("mode", "early")   # what apply writes
   todo = [k for k in sel["kernels"][shard[0]::shard[1]] if k["key"] not in res["kernels"]]
   ren, flush, st = renderer_for(device), L2Flush(device), time.perf_counter()
   blobs = {k["key"]: base64.b64decode(k["ast"]) for k in todo}
@@ -96,40 +127,51 @@ def control_ratio(k:dict) -> float|None:
   """How much faster (<1) or slower this session ran the kernel's control than its stored time."""
   return next((min(c["new"])/c["old_s"] for c in k["configs"] if c["control"] and c.get("new")), None)
 
+def kernel_scale(k:dict) -> float|None:
+  """What a kernel's new times are divided by to compare with its other rows (timed in other sessions): the median new/old ratio of
+  its configs chosen without regard to their stored times (the model's and the random ones, fully timed before) when it has >= 2 of
+  them (consolidate), else its control's ratio (a retime of early-stopped rows, whose old times are single warm-up runs)."""
+  ref = [min(c["new"])/c["old_s"] for c in k["configs"] if c.get("new") and not c["control"] and not c.get("early", True) and c.get("group") in ("model", "random")]
+  return float(np.median(ref)) if len(ref) >= 2 else control_ratio(k)
+
 def summary(res:dict) -> dict:
-  """Per group (the model's picks, the random reference draws, the controls): new min / old time; the controls' ratios say how this
-  session's timing compares with the stored one, and each config's ratio divided by its kernel's control ratio takes that out."""
+  """Per group (the model's picks, the random reference draws, the controls or the fastest stored configs): new min / old time, and
+  that ratio divided by the kernel's scale (kernel_scale: how this session's timing compares with the stored one); `scale` is the
+  scales themselves."""
   r: dict[str, list[float]] = {}
   for k in res["kernels"].values():
-    ctl = control_ratio(k)
+    if sc := kernel_scale(k): r.setdefault("scale", []).append(sc)
     for c in k["configs"]:
       if not c.get("new"): continue
       g = c.get("group", "control" if c["control"] else "model")
       r.setdefault(f"{g}_new_over_old", []).append(min(c["new"])/c["old_s"])
-      if ctl and not c["control"]: r.setdefault(f"{g}_over_control", []).append(min(c["new"])/c["old_s"]/ctl)
-  q = lambda v: {"n": len(v), "median": float(np.median(v)), "below_0.5": float(np.mean(np.array(v) < 0.5)),
-                 "below_0.25": float(np.mean(np.array(v) < 0.25))}
+      if sc and not c["control"]: r.setdefault(f"{g}_over_control", []).append(min(c["new"])/c["old_s"]/sc)
+  q = lambda v: {"n": len(v), "median": float(np.median(v)), "p10": float(np.percentile(v, 10)), "p90": float(np.percentile(v, 90)),
+                 "below_0.5": float(np.mean(np.array(v) < 0.5)), "below_0.25": float(np.mean(np.array(v) < 0.25))}
   return {g: q(v) for g, v in sorted(r.items())}
 
 def apply(store:str, res:dict) -> int:
-  """Write the full times of the early-stopped rows, each scaled by its kernel's control ratio (the kernel's other rows were timed
-  in other sessions: what ranks against them is the time relative to the control); returns the rows updated. A kernel whose
-  control did not run again is left as it is."""
+  """Write the full times of the retimed rows, each scaled by its kernel's scale (kernel_scale: the kernel's other rows were timed
+  in other sessions, what ranks against them is the time relative to theirs); returns the rows updated. A retime of early-stopped
+  rows writes those rows and leaves the controls as stored; a consolidation writes every config it timed, the fastest included.
+  A kernel without a scale is left as it is."""
   if not Path(store).is_file(): raise StoreError(f"no dataset at {store}")
+  consolidate = res.get("mode") == "consolidate"
   s = Store(store)
   try:
     n = 0
     with s.db:
       s.db.execute("BEGIN")
       for key, k in res["kernels"].items():
-        if not (ctl := control_ratio(k)): continue
+        if not (sc := kernel_scale(k)): continue
         for c in k["configs"]:
-          if c["control"] or not c.get("new"): continue
-          scaled = [t/ctl for t in c["new"]]
+          if (c["control"] and not consolidate) or not c.get("new"): continue
+          scaled = [t/sc for t in c["new"]]
+          why = (f"consolidated with {len(k['configs']) - 1} more of its kernel's configs in one session, scaled by {sc:.4g}; stored was {c['old_s']:.6g} s"
+                 if consolidate else f"retimed, scaled by the control's {sc:.4g}; warm-up was {c['old_s']:.6g} s")
           n += s.db.execute("UPDATE measurements SET time_s=?, runtimes=?, early_stop=0, error=?, ts=? WHERE kernel=? AND opts=? AND "
-                            "device=? AND status='ok' AND early_stop=1", (min(scaled), json.dumps(scaled),
-                            f"retimed, scaled by the control's {ctl:.4g}; warm-up was {c['old_s']:.6g} s", time.time(), key,
-                            json.dumps(c["opts"]), res["device"])).rowcount
+                            "device=? AND status='ok'" + ("" if consolidate else " AND early_stop=1"), (min(scaled), json.dumps(scaled),
+                            why, time.time(), key, json.dumps(c["opts"]), res["device"])).rowcount
   finally: s.close(compact=True)
   return n
 
@@ -138,6 +180,9 @@ def main(argv=None) -> int:
   sub = ap.add_subparsers(dest="cmd", required=True)
   p = sub.add_parser("select"); p.add_argument("store"); p.add_argument("--model", required=True); p.add_argument("--top", type=int, default=3)
   p.add_argument("--random", type=int, default=0, help="also this many random early-stopped configs per kernel: a reference group")
+  p.add_argument("--held-out", type=int, default=0, metavar="K", help="rank by out-of-fold scores: the model's ranker refitted K times, by kernel")
+  p.add_argument("--threads", type=int, default=0)
+  p.add_argument("--best", type=int, default=0, metavar="K", help="consolidate: time each kernel's K fastest configs again with the model's top and random ones")
   p.add_argument("--seed", type=int, default=0); p.add_argument("--device", default=None, help="measured device name, if the store holds several"); p.add_argument("--out", required=True)
   p = sub.add_parser("run"); p.add_argument("selection"); p.add_argument("--out", required=True); p.add_argument("--device", default="CUDA")
   p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1)); p.add_argument("--time-budget", type=float, default=None)
@@ -147,7 +192,7 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   try:
     if a.cmd == "select":
-      sel = select(a.store, a.model, a.top, a.device, a.random, a.seed)
+      sel = select(a.store, a.model, a.top, a.device, a.random, a.seed, a.held_out, a.threads, a.best)
       Path(a.out).parent.mkdir(parents=True, exist_ok=True)
       Path(a.out).write_bytes(gzip.compress(json.dumps(sel).encode()) if a.out.endswith(".gz") else json.dumps(sel).encode())
       print(f"retime: {sum(len(k['configs']) for k in sel['kernels'])} configs of {len(sel['kernels'])} kernels -> {a.out}")
@@ -160,10 +205,10 @@ def main(argv=None) -> int:
       if len({p["device"] for p in parts}) > 1: raise ValueError(f"results from several devices: {sorted({p['device'] for p in parts})}")
       res = {**parts[0], "kernels": {k: v for p in parts for k, v in p["kernels"].items()}}
       print(json.dumps(sm := summary(res)))
-      ctl = sm.get("control_new_over_old", {}).get("median", 1.0)
+      ctl = sm.get("scale", {}).get("median", 1.0)
       if abs(ctl - 1) > DRIFT and not a.force:   # the new times would not compare with the rows left as they are
-        raise ValueError(f"the controls ran {ctl:.2f}x their stored times: this session's timing is not the dataset's (--force to write anyway)")
-      print(f"retime: {apply(a.store, res)} early-stopped rows of {a.store} now hold full times")
+        raise ValueError(f"the kernels ran {ctl:.2f}x their stored times: this session's timing is not the dataset's (--force to write anyway)")
+      print(f"retime: {apply(a.store, res)} rows of {a.store} now hold times of this session ({res.get('mode', 'early')})")
   except (StoreError, OSError, ValueError, KeyError) as e: print(f"retime: error: {one_line(e)}", file=sys.stderr); return 2
   except Exception as e:
     if type(e).__name__ in ("CostModelError", "DeviceError"): print(f"retime: error: {e}", file=sys.stderr); return 2

@@ -270,6 +270,35 @@ def test_retime_select_run_apply(tmp_path):
   (tmp_path / "d.json").write_text(json.dumps(drifted))
   assert retime.main(["apply", str(store), str(tmp_path / "d.json")]) == 2
 
+def test_retime_consolidate(tmp_path):
+  """--best K: a kernel's K fastest configs, the model's top picks and random fully timed ones are timed together and all written,
+  scaled by the median new/old of the model's and random ones (the fastest are chosen by their stored times: the winner's curse)."""
+  import gzip, shutil
+  from dataset import retime
+  store = tmp_path / "cpu.sqlite"
+  shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
+  assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--best", "2", "--top", "1",
+                      "--random", "2", "--held-out", "2", "--out", str(tmp_path / "s.json.gz")]) == 0
+  sel = json.loads(gzip.decompress((tmp_path / "s.json.gz").read_bytes()))
+  assert sel["mode"] == "consolidate"
+  sel["kernels"] = [k for k in sel["kernels"] if len(k["configs"]) == 5]   # kernels with enough fully timed configs
+  assert len(sel["kernels"]) >= 2
+  db = sqlite3.connect(store)
+  for k in sel["kernels"]:
+    assert [c["group"] for c in k["configs"]] == ["model", "random", "random", "best", "best"]
+    times = sorted(t for (t,) in db.execute("SELECT time_s FROM measurements WHERE kernel=? AND status='ok'", (k["key"],)))
+    assert [c["old_s"] for c in k["configs"][-2:]] == times[:2] and k["configs"][-2]["control"]
+    assert len({json.dumps(c["opts"]) for c in k["configs"]}) == 5 and not any(c["early"] for c in k["configs"][1:3])
+  sel["kernels"] = sel["kernels"][:2]
+  res = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, log=lambda s: None)
+  assert retime.main(["apply", str(store), str(tmp_path / "r.json"), "--force"]) == 0
+  for key, k in res["kernels"].items():
+    sc = np.median([min(c["new"])/c["old_s"] for c in k["configs"] if c["group"] in ("model", "random") and not c["early"]])
+    assert retime.kernel_scale(k) == pytest.approx(sc)
+    for c in k["configs"]:   # every config written, the fastest included
+      t, es, err = db.execute("SELECT time_s, early_stop, error FROM measurements WHERE kernel=? AND opts=?", (key, json.dumps(c["opts"]))).fetchone()
+      assert t == pytest.approx(min(c["new"])/sc) and es == 0 and err.startswith("consolidated")
+
 def test_compare_catches_local_errors_and_nans():
   from dataset.timing import compare
   ref = np.random.default_rng(0).standard_normal(100_000).astype(np.float32)
