@@ -24,6 +24,7 @@ def stats(path:str) -> dict:
           "archs": sorted(df.arch.dropna().unique().tolist()), "tinygrad_version": sorted(df.tinygrad.dropna().unique().tolist()),
           "sources": {k: int(v) for k, v in ok.source.value_counts().items()},
           "early_stopped": int(ok.early_stop.fillna(0).astype(bool).sum()), "checked_ok": int((df.checked == 1).sum()),
+          "retimed": {w: int(ok.error.fillna("").str.startswith(w).sum()) for w in ("retimed", "consolidated")},   # dataset.retime apply
           "best_vs_hand_geomean": _geomean([r["hand_s"]/r["best_s"] for r in beat]) if beat else None,
           "kernels_best_beats_hand": sum(r["best_s"] < r["hand_s"] for r in beat),
           "device_props": devices, "per_kernel": per_kernel}
