@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from dataset.store import Store, StoreError
 from dataset.kernel import Kernel, TINYGRAD_VERSION, scheduler, opts_from_json
+from dataset.stats import stats
 from models.data import Dataset, load, renderer
 from models.features import FEATURES, FEATURE_GROUPS, SCHEMA_VERSION, featurize
 from models.evaluate import (kernel_kfold, leave_one_out, per_kernel, average, hand_reference, run_splits, summarize, group_metrics,
@@ -318,12 +319,21 @@ def write_results(a, ds:Dataset, res:dict, params:dict, command:str):
            "Leave-one-network-out / leave-one-family-out use the default ranker parameters.",
            "pairwise_acc counts pairs of one kernel's configs with different runtimes; a score tie counts half.",
            "Hand-coded reference: tinygrad's hand_coded_optimizations as measured (source 'hand'); random reference: uniform random scores, same folds.",
+           relabel_note(a.dataset),
            "std is the spread (ddof=0) of the per-seed means."]}
   rd = Path(a.results); rd.mkdir(parents=True, exist_ok=True)
   write_json(rd / f"{name}.json", out)
   write_markdown(rd / f"{name}.md", out)
   plot(out, res["oof"], rd, name)
   log(f"wrote {rd}/{name}.json, {name}.md, {name}_pred_vs_measured.png, {name}_tau_per_family.png")
+
+def relabel_note(store:str) -> str:
+  """What the labels are: how many rows dataset.retime timed again (the rest are as the generation measured them)."""
+  n = stats(store)["retimed"]
+  if not any(n.values()): return "Labels as the generation measured them (no row timed again by dataset.retime)."
+  return (f"Labels as stored: {n['retimed']:,} early-stopped rows were timed again in full and {n['consolidated']:,} rows (each kernel's "
+          "fastest stored configs, with a held-out model's top picks and random ones) were timed again together in one session, scaled "
+          "to the kernel's other rows (dataset.retime; each row's old time is kept in the store's error column).")
 
 def main(argv=None) -> int:
   argv = sys.argv[1:] if argv is None else argv
