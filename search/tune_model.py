@@ -279,12 +279,14 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     except Exception as e:
       r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
       if i in ctxs: ctxs.pop(i).measurer.close()
+  marks = [time.perf_counter()]   # setup's phases: Measurers started (pool, buffers, reference and hand-coded compiling), defaults timed, descents
   for i in list(ctxs):   # the defaults first (their compiles started with the Measurers): the search setup goes by their shares
     try:
       m = ctxs[i].measurer   # its hand-coded config has compiled since the Measurer started
       rows[i]["default_us"] = m.measure([m.hand])[0]*1e6
       if rows[i]["default_us"] == math.inf: raise RuntimeError(m.errors.get(m.hand, "it does not run"))
     except Exception as e: rows[i]["status"] = f"failed: default not measurable ({one_line(e, 300)})"
+  marks.append(time.perf_counter())
   weights = [r["default_us"]*r["occurrences"] if r["default_us"] not in (None, math.inf) else 0.0 for r in rows]
   for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
   # the first batches (the beam's model descents in the compile pool, then compiling there too), costliest kernel first: the
@@ -294,6 +296,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   for i, batch in zip(searchable, prepare_all(strat, [ctxs[i] for i in searchable])):
     if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
     first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
+  marks.append(time.perf_counter())
+  if ctxs: log(f"  setup of {len(ctxs)} kernels: {marks[0] - st:.1f} s starting their measurers, {marks[1] - marks[0]:.1f} s timing their "
+               f"defaults, {marks[2] - marks[1]:.1f} s for the model descents and first batches of {len(searchable)}")
   for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
   todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
   for i in set(ctxs) - set(todo): ctxs.pop(i).measurer.close()   # cached, or its default failed: nothing to search
