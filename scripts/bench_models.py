@@ -149,9 +149,11 @@ def drop_beam(cache:Path, keys:set[str]) -> int:
 
 def merge_beam(src:Path, cache:Path) -> int:
   """BEAM=2's results from a host call (src/beam2.gpu*.json) into `cache`: a kernel searched again there replaces its old entry,
-  which leaves every other file of `cache` (each kernel is in one file only). Returns the entries that are new or replaced."""
+  which leaves every other file of `cache` (each kernel is in one file only). Returns the entries that are new or replaced. A call
+  carries a copy of the whole cache, so its other entries may be older than `cache`'s (merged from a later call meanwhile): an entry
+  replaces one searched later (`ts`, since 2026-11-23) never."""
   old = _beam_done(cache)
-  changed = {k: v for k, v in _beam_done(src).items() if old.get(k) != v}
+  changed = {k: v for k, v in _beam_done(src).items() if old.get(k) != v and v.get("ts", 0) >= old.get(k, {}).get("ts", 0)}
   drop_beam(cache, set(changed))
   f = cache / "beam2.gpu0.json"
   f.write_text(json.dumps({**(json.loads(f.read_text()) if f.is_file() else {}), **changed}, indent=1))

@@ -375,7 +375,7 @@ def beam_kernels(kernels:list[Kernel], device:str, cache:TunedCache, amt:int, wo
         o, m = tune_kernel(k, device, "tinygrad-beam", Budget(), None, 0, workers, amt=amt)
         m.close()
         opts, t, status = (o.opts, o.time_s, "ok") if o.verified else (o.hand_opts, o.hand_time_s, f"failed: {o.check}")
-        hit = dict(opts=opts_to_json(opts), time_us=t*1e6, tune_s=o.search_s, timed=o.timed, compiled=o.compiled, status=status)
+        hit = dict(opts=opts_to_json(opts), time_us=t*1e6, tune_s=o.search_s, timed=o.timed, compiled=o.compiled, status=status, ts=time.time())
       except Exception as e:   # tinygrad's own run would stop here; the kernel keeps its default and the seconds still count
         hit = dict(opts=opts_to_json(hand_coded(scheduler(k.ast, renderer_for(device)))), time_us=None,
                    tune_s=time.perf_counter() - st, timed=0, compiled=0, status=f"failed: {one_line(e, 300)}")
