@@ -1,6 +1,6 @@
 """A kernel: one tinygrad kernel AST, and the Scheduler view that opt sequences act on."""
 from __future__ import annotations
-import functools, importlib.metadata, pickle, zlib
+import functools, importlib.metadata, itertools, pickle, zlib
 from dataclasses import dataclass, field, replace
 from tinygrad import Tensor
 from tinygrad.uop.ops import UOp, Ops, graph_rewrite
@@ -41,11 +41,30 @@ def prepare(ast:UOp) -> UOp:
 
 class Rooted(Scheduler):
   """A Scheduler that keeps its kernel's Scheduler before any opt (`root`) through copy(), which search and tinygrad's
-  get_kernel_actions use to make children: the cost model featurizes each candidate relative to it."""
+  get_kernel_actions use to make children: the cost model featurizes each candidate relative to it.
+
+  It also keeps its ranges for as long as its AST stays the same object: tinygrad's Scheduler sorts them out of the AST's whole
+  backward slice on every `rngs` (and so every full_shape, axis_types, real_axis) access, and a copy computed them once more in
+  __init__. Expanding a parent tries ~200 actions, each a copy plus a few of those accesses: 10 of 47 s of CPU in GPT-2's model
+  descents (2026-11-23, cProfile on this development machine)."""
   root: Scheduler
+  _shape: list|None = None
+  _rngs_of: UOp|None = None   # the AST that _rngs (and _shape, when set) were computed from
+  @property
+  def rngs(self) -> list[UOp]:
+    if self._rngs_of is not self.ast: self._rngs, self._rngs_of, self._shape = Scheduler.rngs.fget(self), self.ast, None
+    return self._rngs
+  @property
+  def full_shape(self) -> list:
+    if self._rngs_of is not self.ast or self._shape is None: self._shape = Scheduler.full_shape.fget(self)
+    return self._shape
   def copy(self) -> Rooted:
-    ret = super().copy()
-    ret.__class__, ret.root = Rooted, self.root
+    # Scheduler.copy without its __init__'s range sort: the same AST has the same ranges
+    ret = object.__new__(Rooted)
+    ret.ast, ret.ren, ret.root, ret.dont_use_locals, ret.applied_opts = self.ast, self.ren, self.root, self.dont_use_locals, self.applied_opts[:]
+    ret._rngs, ret._rngs_of, ret._shape = self.rngs, self.ast, self.full_shape
+    ret.opt_range = itertools.count(start=max([x.arg[0] for x in ret._rngs], default=0)+1)
+    if hasattr(self, "tensor_core"): ret.tensor_core = self.tensor_core
     return ret
 
 def scheduler(ast:UOp, ren:Renderer, opts:tuple[Opt, ...]=()) -> Rooted:

@@ -206,6 +206,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         cm, cm_path = load_model(a.model, device, dev_name, arch, False)
         rows = tune_kernels(ks, counts, device, TunedCache(cache / f"{n}.tuned.json"), a.strategy, a.budget, a.time_budget,
                             cm.scorer(props, not a.no_compile_penalty), Path(cm_path).name, False, a.workers, a.seed, log)
+        (cache / f"{n}.tune.json").write_text(json.dumps(rows, indent=1, default=float))   # per kernel: phases, rounds, trajectory
         share = {r["key"]: r["share"] or 0.0 for r in rows}
         tmp = cache / f".{n}.kernels.pkl.{gpu}"
         tmp.write_bytes(pickle.dumps({"order": sorted(ks, key=lambda k: -share[k.key])}))   # BEAM takes the largest first

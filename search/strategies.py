@@ -234,14 +234,16 @@ def _lockstep(strat:Beam, ctxs:list[Context]) -> list[tuple[list, list]|None]:
   """The kernels' model descents side by side: every kernel's next depth is started in the pool before any is waited on, so a
   workload of a few kernels descends in the time of its slowest (one kernel per worker would take its 4 parents one by one).
   Per kernel: what its descent found (Beam.prepare's `found`), or None if it failed (prepare descends again, here)."""
-  for c in ctxs: c.share = len(ctxs)
   gens = {i: strat.descend(c, pooled=True) for i, c in enumerate(ctxs)}
   out: list = [None]*len(ctxs)
   while gens:
+    # the descents still going share the pool: as the shallow ones end, the deep ones' parents split over more workers
+    for i in gens: ctxs[i].share = len(gens)
     for i in list(gens):
       try: next(gens[i])
       except StopIteration as e: out[i] = e.value; del gens[i]
       except Exception: del gens[i]
+  for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
   return out
 
 def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:

@@ -60,9 +60,11 @@ MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a st
 ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
 PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes where it pays)
 # expected relative gain of a kernel's first round over tinygrad's hand-coded config (the H200 search bench of 2026-11-22: learned
-# beam 3.19x hand-coded in geomean, ~0.7), and of its second round (there a second round found nothing faster on 13 of 18 kernels,
-# 0.1-2.7% on 4 and 11% on one: results/logs/search_bench_s6_call1.log); both kept below what was seen, so a kernel must matter
-FIRST_GAIN, NEXT_GAIN = 0.5, 0.05
+# beam 3.19x hand-coded in geomean, ~0.7; kept below what was seen, so a kernel must matter), and of its second round: the mean of
+# what second rounds found, 1.4% over 22 kernels (the search bench, results/logs/search_bench_s6_call1.log: nothing faster on 13 of
+# 18 kernels, 0.1-2.7% on 4, 11% on one; ResNet-50 b1 fp32 in tune-model, results/logs/models_s15_call2.tune.json: 14.6% on one of
+# 4, for 9.3 s of its 34.3 s, and nothing on 3, for 4.9 s). At 0.05 later rounds took ~40% of that model's tuning time.
+FIRST_GAIN, NEXT_GAIN = 0.5, 0.015
 STOP_GAIN = 0.003         # a round must be expected to save this share of the model's current time
 LEARNED = ("beam", "mcts", "pure-model")
 
@@ -348,6 +350,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     o = finish(c, strategy, r["search_s"])
     m.close()
     r["phases"]["verify_s"] = time.perf_counter() - st
+    # what each round bought: (timed so far, seconds since its measurer started, best us so far) per timed candidate
+    r["rounds"], r["trajectory"] = c.state.get("rounds"), [(n, s, round(b*1e6, 3)) for n, s, b in m.trajectory]
     r["tune_s"] += r["search_s"] + time.perf_counter() - st   # measuring its default, searching, and the final check
     r.update(timed=o.timed - base[i], compiled=o.compiled, search_s=round(o.search_s, 3), hand_coded_us=o.hand_time_s*1e6)
     if not o.verified:
