@@ -95,6 +95,13 @@ class Measurer:
         except BrokenProcessPool: self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
         self.compiled += 1
 
+  def drop(self, o:tuple[Opt, ...]) -> bool:
+    """Take back a prefetched compile nobody will measure, if it is still queued in the pool (one running finishes)."""
+    if (f := self._ahead.get(o)) is None or not f.cancel(): return False
+    del self._ahead[o]
+    self.compiled -= 1
+    return True
+
   def _collect(self, o:tuple[Opt, ...]) -> Compiled:
     f = self._ahead.pop(o)
     try: return f.result()

@@ -127,7 +127,11 @@ class Beam:
       if not ranked or scores[0] <= best: break
       best, beam = float(scores[0]), [o for o, _ in ranked[:self.width]]
       picks.insert(0, ranked[0])
-      if ctx.measurer is not None: ctx.measurer.prefetch([ranked[0][0]])   # every depth's top pick is timed: it compiles meanwhile
+      if ctx.measurer is not None:
+        ctx.measurer.prefetch([ranked[0][0]])   # the top pick of each of the deepest depths is timed: it compiles meanwhile
+        # a depth more than the first batch's picks above this one is not (_seed takes the deepest first): its compile, if it
+        # still queues, is taken back (GPT-2's attention kernels descend 11 deep: 3 compiles each of ~1 s of a worker, for nothing)
+        if len(picks) > (n := self.first_batch(ctx)) and self.k != 0: ctx.measurer.drop(picks[n][0])
       pool += zip(scores.tolist(), ranked)
     return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
 

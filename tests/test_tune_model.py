@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn as nn
 import search.tune_model as TM
-from search.tune_model import schedule, tune_model
+from search.tune_model import NEXT_GAIN, schedule, tune_model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,7 +136,8 @@ def test_schedule_gives_the_round_expected_to_save_most():
   assert [i for i, _ in calls].count(3) == 2 and calls[-1][0] != 3   # 3 stopped on its own: never searched again
   # no budget cap: rounds that find nothing lower what the next is expected to save, until none is worth `stop` of the model's time
   flat = lambda i, b: (b, 50.0, False)
-  assert schedule([1, 1], [100.0, 100.0], flat, total=None, first=3, step=3) == [15, 15]
+  # (each: a first round to 50 us, then rounds expected to save 50 x NEXT_GAIN and half that; a third half again is below 0.3 us)
+  assert NEXT_GAIN == 0.015 and schedule([1, 1], [100.0, 100.0], flat, total=None, first=3, step=3) == [9, 9]
   assert schedule([1, 1], [100.0, 100.0], flat, total=None, first=3, step=3, stop=0.1) == [3, 3]   # after the first rounds
   # no budget left after the first round, or nothing left to search: it stops
   assert schedule([1], [5.0], lambda i, b: (b, 1.0, False), total=2, first=3) == [2]
