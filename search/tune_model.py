@@ -62,7 +62,7 @@ PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (bea
 # expected relative gain of a kernel's first round over tinygrad's hand-coded config (the H200 search bench of 2026-11-22: learned
 # beam 3.19x hand-coded in geomean, ~0.7; kept below what was seen, so a kernel must matter), and of its second round: the mean of
 # what second rounds found, 1.4% over 22 kernels (the search bench, results/logs/search_bench_s6_call1.log: nothing faster on 13 of
-# 18 kernels, 0.1-2.7% on 4, 11% on one; ResNet-50 b1 fp32 in tune-model, results/logs/models_s15_call2.tune.json: 14.6% on one of
+# 18 kernels, 0.1-2.7% on 4, 11% on one; ResNet-50 b1 fp32 in tune-model, results/logs/models_s15_call2.resnet50_b1_fp32.tune.json: 14.6% on one of
 # 4, for 9.3 s of its 34.3 s, and nothing on 3, for 4.9 s). At 0.05 later rounds took ~40% of that model's tuning time.
 FIRST_GAIN, NEXT_GAIN = 0.5, 0.015
 STOP_GAIN = 0.003         # a round must be expected to save this share of the model's current time
