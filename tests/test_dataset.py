@@ -72,6 +72,28 @@ def test_sampler_proposals_are_valid(spec):
     assert propose(base, "random", random.Random(7)) == propose(base, "random", random.Random(7))  # seeded
     assert propose(base, "fixed", rng, hand_coded(base)) == hand_coded(base)
 
+def test_rooted_copies_keep_ranges_that_match_a_plain_scheduler():
+  # dataset.kernel.Rooted caches its ranges while its AST is unchanged: after any opts they must be what tinygrad's own Scheduler
+  # computes from the same AST, for the CUDA renderer (locals, groups) as for the CPU one
+  from tinygrad.codegen.opt.postrange import Scheduler
+  from dataset.kernel import prepare
+  from dataset.sampler import try_apply
+  ast = kernel_asts(*parse_variant("conv2d:n=2:c=8:h=12:w=12:k=16:ks=3:stride=1:padding=1:fp32").build("CPU"))[0]
+  rng, checked = random.Random(0), 0
+  for ren in (CPU, renderer_for("CUDA", "sm_90", compiler=False)):
+    base = scheduler(ast, ren)
+    for _ in range(20):
+      k, opts = base, []
+      for _ in range(5):
+        if (k2 := try_apply(k, a := rng.choice(ACTIONS), limits=False)) is not None: k, opts = k2, opts + [a]
+      plain = Scheduler(prepare(ast), ren)
+      plain.convert_loop_to_global()
+      for o in opts: plain.apply_opt(o)
+      assert (k.ast.key, k.full_shape, k.axis_types, k.rngs) == (plain.ast.key, plain.full_shape, plain.axis_types, plain.rngs)
+      assert k.root is base.root and base.applied_opts == [] and k.applied_opts == opts   # copies share nothing mutable
+      checked += bool(opts)
+  assert checked >= 20
+
 def test_model_proposals_are_unmeasured_children_best_scored_first():
   ast = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp32").build("CPU"))[0]
   base = scheduler(ast, CPU)
