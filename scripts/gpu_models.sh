@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU-host call (device tool, carry .whl; results/models_cache travels in the tree): scripts/bench_models.py on MODELS (comma
 # list), spread over the host's GPUs (or GPUS=2,3), every kernel of them tuned again; BEAM=2's per-kernel results come from the cache
-# (results/models_cache/beam2.*.json). Results land in $OUT (models.json/.md, bench_models.log); merge them into results/models.json.
+# (results/models_cache/beam2.*.json). Results land in $OUT (models.json/.md, bench_models.log; $OUT/cache: BEAM=2's results and each
+# model's per-kernel tuning rows, MODEL.tune.json, with their phases, rounds and trajectories); merge them into results/models.json.
 #   bash scripts/gpu_models.sh gpt2_s512_fp32,resnet50_b1_fp32,cvt13_b1_fp32,resnet50_b1_fp16 [SECONDS] [RESERVE] [EXTRA]
 # EXTRA: more bench_models options, one string (e.g. "--budget 540 --no-compile-penalty"). Two runs in one call write elsewhere
 # and take disjoint GPUs (each has its own cache copy; nothing else carries between them):
