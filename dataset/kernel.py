@@ -56,7 +56,8 @@ class Rooted(Scheduler):
     return self._rngs
   @property
   def full_shape(self) -> list:
-    if self._rngs_of is not self.ast or self._shape is None: self._shape = Scheduler.full_shape.fget(self)
+    self.rngs   # forgets the shape if the AST has changed
+    if self._shape is None: self._shape = Scheduler.full_shape.fget(self)
     return self._shape
   def copy(self) -> Rooted:
     # Scheduler.copy without its __init__'s range sort: the same AST has the same ranges

@@ -18,5 +18,6 @@ CACHE=$(mktemp -d /tmp/models_cache.XXXX) && cp -r results/models_cache/. $CACHE
 for m in ${1//,/ }; do rm -f $CACHE/$m.tuned.json $CACHE/$m.report.json; done
 python3 scripts/bench_models.py --device CUDA --gpus $GPUS, --workers 15 --seconds ${2:-440} --reserve ${3:-60} --final --models $1 \
   --cache $CACHE --out $OUT --no-plot ${4:-}
-mkdir -p $OUT/cache && cp $CACHE/beam2.gpu*.json $CACHE/*.tune.json $OUT/cache/ 2>/dev/null   # BEAM=2's results, new ones included: python scripts/bench_models.py --merge-beam DIR puts them in results/models_cache
+mkdir -p $OUT/cache && { cp $CACHE/*.tune.json $OUT/cache/ 2>/dev/null || true; }   # per-model tuning rows, if a tune job ran
+cp $CACHE/beam2.gpu*.json $OUT/cache/   # BEAM=2's results, new ones included: python scripts/bench_models.py --merge-beam DIR puts them in results/models_cache
 grep -v "^\[gpu.\]   " $OUT/bench_models.log | tail -60
