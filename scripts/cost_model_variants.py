@@ -1,7 +1,8 @@
 """Ranker variants on the kernel-held-out split (5-fold by kernel, one seed), against the default parameters (--base: a model's
 JSON, whose parameters then are the default): each JSON argument overrides Ranker parameters; --blend also scores a per-kernel
 z-score blend of the default ranker with the log-runtime regressor; --cascade re-ranks the default ranker's top K of each kernel
-with half the weight on a second ranker trained only on configs within 2x of their kernel's best (fine steps: label_base 1.05).
+with half the weight on a second ranker trained only on configs within 2x of their kernel's best (fine steps: label_base 1.05);
+--average N fits the default ranker with model seeds 0..N-1 and scores each, then the per-kernel z-score average of the first 2..N.
   python scripts/cost_model_variants.py dataset/data/cuda.sqlite '{}' '{"n_estimators": 800}' --blend --threads 2
   python scripts/cost_model_variants.py dataset/data/cuda.sqlite '{}' '{"truncation": 30}' --base models/cost_model_sm_90.json --cascade"""
 import argparse, json, sys, time
@@ -41,6 +42,7 @@ def main():
   ap.add_argument("--blend", action="store_true"); ap.add_argument("--threads", type=int, default=0)
   ap.add_argument("--base", help="a cost model's JSON: its ranker parameters are the default the variants override")
   ap.add_argument("--cascade", action="store_true")
+  ap.add_argument("--average", type=int, default=0, metavar="N", help="model seeds of the default ranker to average (0: none)")
   a = ap.parse_args()
   ds = load(a.dataset)
   base = ranker_params(a.base) if a.base else {}
@@ -52,6 +54,13 @@ def main():
     if not p: default = s
     print(f"ranker {v}: {show(s)} ({time.perf_counter() - st:.0f} s)", flush=True)
   if (a.blend or a.cascade) and default is None: default = held_out(lambda: Ranker(seed=0, threads=a.threads, **base), ds)
+  zs = []
+  for seed in range(a.average):
+    st = time.perf_counter()
+    s = default if seed == 0 and default is not None else held_out(lambda: Ranker(seed=seed, threads=a.threads, **base), ds)
+    zs.append(per_kernel_z(s, ds.kernel))
+    print(f"ranker seed {seed}: {show(s)} ({time.perf_counter() - st:.0f} s)", flush=True)
+    if seed: print(f"  average of seeds 0-{seed}: {show(np.mean(zs, 0))}", flush=True)
   if a.cascade:
     best = {k: ds.time_s[ds.kernel == k].min() for k in np.unique(ds.kernel)}
     near = ds.time_s <= 2.0*np.array([best[k] for k in ds.kernel])
