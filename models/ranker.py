@@ -27,7 +27,8 @@ class Ranker:
   save(path), Ranker.load(path). The LightGBM model is stored in its text format."""
   name = "lgbm_lambdarank"
   DEFAULTS = dict(n_estimators=400, learning_rate=0.05, num_leaves=63, min_data_in_leaf=20, feature_fraction=0.5,
-                  bagging_fraction=0.8, lambda_l2=1e-3, label_base=1.1, levels=40, gain_power=2.0, truncation=10000)
+                  bagging_fraction=0.8, lambda_l2=1e-3, label_base=1.1, levels=40, gain_power=2.0, truncation=10000,
+                  objective="lambdarank")
 
   def __init__(self, seed:int=0, threads:int=0, **params):
     unknown = set(params) - set(self.DEFAULTS)
@@ -44,7 +45,7 @@ class Ranker:
 
   def _lgb_params(self) -> dict:
     p = self.params
-    return {"objective": "lambdarank", "learning_rate": p["learning_rate"], "num_leaves": int(p["num_leaves"]),
+    return {"objective": p["objective"], "learning_rate": p["learning_rate"], "num_leaves": int(p["num_leaves"]),
             "min_data_in_leaf": int(p["min_data_in_leaf"]), "feature_fraction": p["feature_fraction"],
             "bagging_fraction": p["bagging_fraction"], "bagging_freq": 1 if p["bagging_fraction"] < 1 else 0, "lambda_l2": p["lambda_l2"],
             "label_gain": [float(i)**p["gain_power"] for i in range(int(p["levels"]))],

@@ -67,6 +67,7 @@ class Context:
   final_picks: list[tuple[Opt, ...]] = field(default_factory=list)  # model's picks left for the final verification
   state: dict = field(default_factory=dict)   # where a search stopped, so that a later run() with more budget goes on from there
   share: int = 1                   # kernels expanding in the compile pool at once (lockstep): a parent's actions split over the rest
+  round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
   def expand(self, parents:list[tuple[Opt, ...]], pooled:bool=False) -> Expansion: return Expansion(self, parents, pooled)
 
 def _rank(rows:list[Scored], seen:set[bytes]) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
@@ -101,7 +102,8 @@ class Beam:
   """Model-guided beam, in few rounds of many candidates: on the GPU a round costs one compile latency (the candidates compile in
   parallel) and the rounds run one after another, so the wall time is the number of rounds, not of candidates.
 
-  Round 0 (seed): a model-only descent (the best `width` children per depth, while the best score improves) proposes candidates;
+  Round 0 (seed): a model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row
+  bring no better score) proposes candidates;
   tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
   are timed together; a budget too small for two rounds is all spent in this one, and the search ends there (one_round). Later
   rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored, and `k` timed: each parent's
@@ -114,25 +116,32 @@ class Beam:
   seed_picks: int = 8
   max_depth: int = 12
   patience: int = 0
+  descent_width: int = 4      # the model-only descent's beam
+  descent_patience: int = 0   # depths it goes on without a better score before it stops
   name: str = "beam"
 
   def descend(self, ctx:Context, pooled:bool=False) -> Generator[Expansion, None, tuple[list, list]]:
-    """The model-only descent (the best `width` children per depth, while the best score improves) as a generator: it yields each
-    depth's expansion, started (in the pool if `pooled` or several parents), before it waits on it, so that several kernels'
-    descents run in lockstep (prepare_all). Returns (the top pick of every depth, deepest first; every scored child, best first)."""
-    beam, seen, picks, pool, best = [()], {ctx.base.ast.key}, [], [], -math.inf
+    """The model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row bring no
+    better score) as a generator: it yields each depth's expansion, started (in the pool if `pooled` or several parents), before it
+    waits on it, so that several kernels' descents run in lockstep (prepare_all). Returns (the top pick of every depth that
+    improved the best score, best first; every scored child, best first)."""
+    beam, seen, picks, pool, best, stale = [()], {ctx.base.ast.key}, [], [], -math.inf, 0
     for _ in range(self.max_depth):
       yield (ex := ctx.expand(beam, pooled))
       ranked, scores = _rank(ex.result(), seen)
-      if not ranked or scores[0] <= best: break
-      best, beam = float(scores[0]), [o for o, _ in ranked[:self.width]]
+      if not ranked: break
+      pool += zip(scores.tolist(), ranked)
+      beam = [o for o, _ in ranked[:self.descent_width]]
+      if scores[0] <= best:
+        if (stale := stale + 1) > self.descent_patience: break
+        continue
+      best, stale = float(scores[0]), 0
       picks.insert(0, ranked[0])
       if ctx.measurer is not None:
         ctx.measurer.prefetch([ranked[0][0]])   # the top pick of each of the deepest depths is timed: it compiles meanwhile
         # a depth more than the first batch's picks above this one is not (_seed takes the deepest first): its compile, if it
         # still queues, is taken back (GPT-2's attention kernels descend 11 deep: 3 compiles each of ~1 s of a worker, for nothing)
         if len(picks) > (n := self.first_batch(ctx)) and self.k != 0: ctx.measurer.drop(picks[n][0])
-      pool += zip(scores.tolist(), ranked)
     return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
 
   def one_round(self, ctx:Context) -> bool:
@@ -187,7 +196,7 @@ class Beam:
     beam, ex = st["expansion"]
     if not wait and not ex.done(): return False
     late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
-    st["batch"] = late + _round_robin(_rank(ex.result(), st["seen"])[0], beam, self.k)
+    st["batch"] = late + _round_robin(_rank(ex.result(), st["seen"])[0], beam, ctx.round_size or self.k)
     st["late"], st["expansion"] = [c for c in st["late"] if c not in late], None
     return True
 

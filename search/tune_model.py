@@ -214,16 +214,19 @@ def check(got:list[np.ndarray], ref:list[np.ndarray]) -> tuple[str|None, float]:
 # *** tuning ***
 
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
-             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int]], None]|None=None,
-             step:int=ROUND, stop:float=STOP_GAIN) -> list[int]:
+             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
+             step:int=ROUND, stop:float=STOP_GAIN, slots:int=0) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then NEXT_GAIN, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
   compiled ahead) and `step` after, until no round is expected to save `stop` of the model's current time, `total` timed
-  candidates are spent, `seconds` pass, or every kernel's search has stopped on its own.
+  candidates are spent, `seconds` pass, or every kernel's search has stopped on its own. With `slots` compile workers, a later round
+  takes at least its share of them: a round costs one compile latency however many it compiles, and once only a kernel or two are
+  still worth rounds (GPT-2's largest GEMM: 4 rounds of 6 for 8.7 s of its 16.5 s, H200 2026-11-23) rounds of 6 left most
+  workers idle.
   search(i, budget) searches kernel i on to `budget` timed candidates in all and returns (timed so far, best time, stopped).
-  ahead(order), if given, is told the AHEAD kernels it will search next, in order, before each round: their next rounds can
-  compile while this one is timed. Returns the budget each kernel was given."""
+  ahead(order, size), if given, is told the AHEAD kernels it will search next, in order, and the size of their next rounds,
+  before each round: their next rounds can compile while this one is timed. Returns the budget each kernel was given."""
   n, st = len(runs), time.perf_counter()
   firsts = first if isinstance(first, list) else [first]*n
   alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
@@ -231,10 +234,12 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   saves = lambda i: runs[i]*best[i]*gain[i]
   while (total is None or sum(used) < total) and (seconds is None or time.perf_counter() - st < seconds):
     if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -saves(i))): break
-    i = cand[0]
-    if saves(i) < stop*sum(r*b for r, b in zip(runs, best) if b < math.inf): break
-    if ahead is not None: ahead(cand[:AHEAD])
-    more = max(1, firsts[i]) if rounds[i] == 0 else step
+    i, model_time = cand[0], sum(r*b for r, b in zip(runs, best) if b < math.inf)
+    if saves(i) < stop*model_time: break
+    live = sum(saves(j) >= stop*model_time for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once
+    size = max(step, slots//min(live, 1 + AHEAD))
+    if ahead is not None: ahead(cand[:AHEAD], size)
+    more = max(1, firsts[i]) if rounds[i] == 0 else size
     alloc[i] += more if total is None else min(more, total - sum(used))
     before, rounds[i] = best[i], rounds[i] + 1
     used[i], t, stopped[i] = search(i, alloc[i])
@@ -254,7 +259,8 @@ def sibling_picks(ctxs:dict[int, SearchContext], searched:list[int]) -> dict[int
                                 and o not in ctxs[i].measurer.times and replay(ctxs[i].base, o) is not None)) for i in searched}
 
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
-                 time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable) -> list[dict]:
+                 time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,
+                 strategy_args:dict|None=None) -> list[dict]:
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
   (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
 
@@ -266,7 +272,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
            "search_s": 0.0, "tune_s": None, "siblings_timed": 0, "from_sibling": False, "status": None} for i, k in enumerate(kernels)]
-  strat = STRATEGIES[strategy]()
+  strat = STRATEGIES[strategy](**(strategy_args or {}))
   ctxs: dict[int, SearchContext] = {}
   first: dict[int, int] = {}
   st = time.perf_counter()
@@ -313,21 +319,22 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     c, m, r = ctxs[i], ctxs[i].measurer, rows[i]
     if not c.state.get("stopped") and r["status"] is None:
       st = time.perf_counter()
+      c.round_size = b - (m.timed - base[i])   # this round's candidates: one batch, not several rounds of the strategy's own size
       m.budget.measurements = base[i] + b
       try: strat.run(c)
       except Exception as e: r["status"] = f"failed: {one_line(e, 300)}"; log(f"  {k_name(i)}: search failed, keeps the default: {one_line(e, 300)}")
       r["search_s"] += time.perf_counter() - st
     return m.timed - base[i], m.best*1e6, bool(c.state.get("stopped")) or r["status"] is not None
-  def ahead(order:list[int]):
+  def ahead(order:list[int], size:int):
     # a kernel's next round (its children scored in the pool, then its batch compiling) is made ready before the scheduler gets to
     # it, so its round starts by timing instead of waiting a compile latency; a failure here is search()'s to record
     for j in order:
       if rows[i := todo[j]]["status"] is None and hasattr(strat, "ahead"):
-        st = time.perf_counter()
+        st, ctxs[i].round_size = time.perf_counter(), size
         with contextlib.suppress(Exception): strat.ahead(ctxs[i])
         rows[i]["search_s"] += time.perf_counter() - st   # its tuning time: tune_s still sums to the wall time
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget,
-                   [first[i] for i in todo], ahead)
+                   [first[i] for i in todo], ahead, slots=workers)
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
   sib = sibling_picks(ctxs, [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])
   for i, ps in sib.items():
@@ -416,7 +423,8 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
                time_budget:float|None=None, strategy:str="beam", cost_model:str|None=None, allow_device_mismatch:bool=False,
                cache:str|Path|None=None, compare_beam:int=0, beam_cache:str|Path|None=None, search_beam:bool=True,
                torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None, retune:bool=False, workers:int=0, seed:int=0,
-               compile_penalty:bool=True, out:str|Path|None=None, log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
+               compile_penalty:bool=True, strategy_args:dict|None=None, out:str|Path|None=None,
+               log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
   """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
   OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix.
 
@@ -428,6 +436,8 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   device = device or default_device()
   open_device(device)
   if strategy not in LEARNED: raise ModelError(f"unknown strategy {strategy!r}: choose one of {', '.join(LEARNED)}")
+  try: STRATEGIES[strategy](**(strategy_args or {}))
+  except TypeError as e: raise ModelError(f"bad --strategy-args for {strategy}: {e}") from None
   dev_name, arch, props = device_info(device)
   cm, cm_path = load_model(cost_model, device, dev_name, arch, allow_device_mismatch)
   tc = TunedCache(cache or DEFAULT_CACHE)
@@ -436,6 +446,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
       f"model {Path(cm_path).name}")
   rep: dict[str, Any] = {"model": name, "source": str(model) if module is None else f"torch module {name}", "device": f"{dev_name} ({arch})",
                          "backend": device, "date": time.strftime("%Y-%m-%d"), "tinygrad": TINYGRAD_VERSION, "strategy": strategy,
+                         "strategy_args": strategy_args or {},
                          "cost_model": cm_path, "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
                          "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs}
   # the search's compile workers start (spawned, each importing tinygrad) while the default latency is measured, which the run
@@ -446,7 +457,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   st = time.perf_counter()
   rep["compile_penalty"] = compile_penalty and cm.compile_model is not None
   rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props, compile_penalty), Path(cm_path).name,
-                      retune, workers, seed, log)
+                      retune, workers, seed, log, strategy_args)
   rep["tune_wall_s"], rep["tune_s"] = time.perf_counter() - st, sum(r["tune_s"] or 0.0 for r in rows)
   rep["kernels_searched"] = sum(r["status"] not in ("cached", "default") for r in rows)
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
@@ -522,6 +533,8 @@ def parse_args(argv=None):
   ap.add_argument("--budget", type=int, default=None, help=f"timed candidates in all, shared out by the scheduler (default {PER_KERNEL_DEFAULT} per kernel)")
   ap.add_argument("--time-budget", type=float, default=None, help="search seconds in all (the scheduler's rounds stop after)")
   ap.add_argument("--strategy", choices=LEARNED, default="beam")
+  ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON",
+                  help='the strategy\'s parameters, e.g. \'{"descent_width": 8}\' (search.strategies.Beam\'s fields)')
   ap.add_argument("--model", default=None, help="cost model (default: the shipped model for the device's arch)")
   ap.add_argument("--allow-device-mismatch", action="store_true")
   ap.add_argument("--cache", default=None, help=f"tuned-kernel cache (default {DEFAULT_CACHE})")
@@ -541,7 +554,7 @@ def main(argv=None) -> int:
     tune_model(a.onnx, device=a.device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy, cost_model=a.model,
                allow_device_mismatch=a.allow_device_mismatch, cache=a.cache, compare_beam=a.compare_beam, beam_cache=a.beam_cache, runs=a.runs,
                input_shapes=parse_shapes(a.input_shape), retune=a.retune, workers=a.workers, seed=a.seed,
-               compile_penalty=not a.no_compile_penalty, out=a.out)
+               compile_penalty=not a.no_compile_penalty, strategy_args=a.strategy_args, out=a.out)
   except (ModelError, DeviceError, CacheError) as e: return fail(str(e))
   except Exception as e:
     if type(e).__name__ == "CostModelError": return fail(str(e))

@@ -66,8 +66,30 @@ def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatc
   monkeypatch.setattr(S.Context, "expand", expand)
   k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
   m = Measurer(k, "CPU", Budget(measurements=12))
-  STRATEGIES[strategy](width=3, **args).run(Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0)))
+  STRATEGIES[strategy](width=3, descent_width=2, **args).run(Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0)))
   assert len(rounds) >= 2 and max(rounds) <= 3, rounds
+  assert rounds[0] == 1 and rounds[1] == 2, rounds   # the descent's beam: the root, then descent_width parents
+  m.close()
+
+def test_descent_patience_crosses_a_depth_that_scores_worse():
+  from search.strategies import Beam, _drive
+  k = _kernel("gemm:m=64:k=64:n=64:fp32")
+  valley = lambda ks: np.array([{1: 1.0, 2: 0.5}.get(len(c.applied_opts), 2.0) for c in ks])   # depth 2 worse, depth 3 best
+  found = {p: _drive(Beam(descent_patience=p, max_depth=3).descend(Context(scheduler(k.ast, CPU), None, valley))) for p in (0, 1)}
+  assert [len(o) for o, _ in found[0][0]] == [1]       # greedy: stops at the worse depth
+  assert [len(o) for o, _ in found[1][0]] == [3, 1]    # patience 1: goes on, and the deeper best comes first
+  assert len(found[1][1]) > len(found[0][1])
+
+def test_a_later_round_takes_the_round_size_it_is_given():
+  from search.strategies import Beam
+  k = _kernel("gemm:m=64:k=64:n=64:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=60))
+  # (the model-free stand-in: a beam of every valid child, so that the expanded parents have more than 7 left)
+  ctx, b = Context(scheduler(k.ast, CPU), m, lambda ks: np.zeros(len(ks)), random.Random(0)), Beam(k=2)
+  b.step(ctx)                    # the first batch: hand-coded + seed_picks
+  first, ctx.round_size = m.timed, 7
+  b.step(ctx)
+  assert m.timed - first == 7    # one later round of 7, not Beam.k
   m.close()
 
 def test_a_budget_too_small_for_two_rounds_is_spent_in_one():

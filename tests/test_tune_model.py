@@ -125,7 +125,7 @@ def test_schedule_gives_the_round_expected_to_save_most():
     state[i] = [b, best]
     return b, best, i == 3 and b >= 4
   told = []
-  alloc = schedule([1, 2, 1, 1], [100.0, 30.0, 0.01, 50.0], search, total=30, first=3, step=3, ahead=told.append)
+  alloc = schedule([1, 2, 1, 1], [100.0, 30.0, 0.01, 50.0], search, total=30, first=3, step=3, ahead=lambda o, n: told.append(o))
   assert calls[:3] == [(0, 3), (1, 3), (3, 3)]    # every kernel that matters gets its first round before any gets a second, largest first
   assert told[0] == [0, 1, 3] and len(told) == len(calls) and all(o[0] == i for o, (i, _) in zip(told, calls))   # the next ones, in order
   assert calls[3] == (3, 6)                       # a second round where the most time is (3 at 50 us, 1 at 2 x 24 us)
@@ -139,6 +139,14 @@ def test_schedule_gives_the_round_expected_to_save_most():
   # (each: a first round to 50 us, then rounds expected to save 50 x NEXT_GAIN and half that; a third half again is below 0.3 us)
   assert NEXT_GAIN == 0.015 and schedule([1, 1], [100.0, 100.0], flat, total=None, first=3, step=3) == [9, 9]
   assert schedule([1, 1], [100.0, 100.0], flat, total=None, first=3, step=3, stop=0.1) == [3, 3]   # after the first rounds
+  # compile slots: a later round takes its share of the workers, the kernels still worth a round (up to 1+AHEAD) splitting them
+  better = lambda i, b: (b, 100.0*0.8**(b/3), False)
+  calls = []
+  assert schedule([1], [100.0], lambda i, b: calls.append(b) or better(i, b), total=27, first=3, step=3, slots=12) == [27]
+  assert calls == [3, 15, 27]                     # one kernel left: rounds of 12, not four rounds of 3
+  sizes = []
+  schedule([1, 1], [100.0, 100.0], better, total=40, first=3, step=3, slots=12, ahead=lambda o, n: sizes.append(n))
+  assert set(sizes[2:]) == {6}                    # two kernels worth rounds: 6 each
   # no budget left after the first round, or nothing left to search: it stops
   assert schedule([1], [5.0], lambda i, b: (b, 1.0, False), total=2, first=3) == [2]
   assert schedule([1], [float("inf")], lambda i, b: (b, 1.0, False), total=10) == [0]
