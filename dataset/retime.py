@@ -38,10 +38,10 @@ def held_out_scores(ds, model:str, folds:int, seed:int, threads:int=0) -> np.nda
   """Every row scored by a ranker with the model's parameters fitted on the other folds' kernels (by kernel, models.evaluate): the
   shipped model has learnt the stored times, wrong ones included, so only a model that never saw a kernel can point at its suspects."""
   from models.cost_model import ranker_params
-  from models.evaluate import kernel_kfold, run_splits
+  from models.evaluate import out_of_fold
   from models.ranker import Ranker
   p = ranker_params(model)
-  return run_splits(lambda i, tr: Ranker(seed=seed, threads=threads, **p), ds.X, ds.time_s, ds.kernel, list(kernel_kfold(ds.kernel, folds, seed)))
+  return out_of_fold(lambda: Ranker(seed=seed, threads=threads, **p), ds, folds, seed)
 
 def select(store:str, model:str, top:int, device:str|None=None, random:int=0, seed:int=0, held_out:int=0, threads:int=0,
            best:int=0) -> dict:

@@ -82,6 +82,12 @@ def run_splits(make, X:np.ndarray, t:np.ndarray, kernel:np.ndarray, splits) -> n
   for i, (tr, te) in enumerate(splits): out[te] = fit_predict(lambda: make(i, tr), X, t, kernel, tr, te)
   return out
 
+def out_of_fold(make, ds, folds:int=5, seed:int=0, rows:np.ndarray|None=None) -> np.ndarray:
+  """Every row of dataset `ds` scored by a fresh `make()` fitted on the other folds' kernels (kernel_kfold); `rows` (a mask), if
+  given, limits what each fold trains on."""
+  splits = [(tr if rows is None else tr & rows, te) for tr, te in kernel_kfold(ds.kernel, folds, seed)]
+  return run_splits(lambda i, tr: make(), ds.X, ds.time_s, ds.kernel, splits)
+
 def group_metrics(score:np.ndarray, t:np.ndarray, kernel:np.ndarray, labels:np.ndarray, source:np.ndarray|None=None) -> dict:
   """Per-kernel metrics averaged within each label (family or network), and over all kernels; with the references."""
   pk = per_kernel(score, t, kernel)

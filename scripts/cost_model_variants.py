@@ -11,14 +11,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from models.baselines import Regressor
 from models.data import load
-from models.evaluate import average, kernel_kfold, per_kernel, run_splits
+from models.evaluate import average, out_of_fold, per_kernel
 from models.ranker import Ranker
 from models.cost_model import ranker_params
-
-def held_out(make, ds, rows=None) -> np.ndarray:
-  """Out-of-fold scores; `rows` (a mask), if given, limits what each fold trains on."""
-  splits = [(tr if rows is None else tr & rows, te) for tr, te in kernel_kfold(ds.kernel, 5, 0)]
-  return run_splits(lambda i, tr: make(), ds.X, ds.time_s, ds.kernel, splits)
 
 def cascade(s1:np.ndarray, s2:np.ndarray, kernel:np.ndarray, k:int, w:float=0.5) -> np.ndarray:
   """s1 with each kernel's top k re-ranked by (1-w) z(s1) + w z(s2) over those k, kept above the rest."""
@@ -50,25 +45,25 @@ def main():
   default = None
   for v in a.variants:
     st, p = time.perf_counter(), json.loads(v)
-    s = held_out(lambda: Ranker(seed=0, threads=a.threads, **{**base, **p}), ds)
+    s = out_of_fold(lambda: Ranker(seed=0, threads=a.threads, **{**base, **p}), ds)
     if not p: default = s
     print(f"ranker {v}: {show(s)} ({time.perf_counter() - st:.0f} s)", flush=True)
-  if (a.blend or a.cascade) and default is None: default = held_out(lambda: Ranker(seed=0, threads=a.threads, **base), ds)
+  if (a.blend or a.cascade) and default is None: default = out_of_fold(lambda: Ranker(seed=0, threads=a.threads, **base), ds)
   zs = []
   for seed in range(a.average):
     st = time.perf_counter()
-    s = default if seed == 0 and default is not None else held_out(lambda: Ranker(seed=seed, threads=a.threads, **base), ds)
+    s = default if seed == 0 and default is not None else out_of_fold(lambda: Ranker(seed=seed, threads=a.threads, **base), ds)
     zs.append(per_kernel_z(s, ds.kernel))
     print(f"ranker seed {seed}: {show(s)} ({time.perf_counter() - st:.0f} s)", flush=True)
     if seed: print(f"  average of seeds 0-{seed}: {show(np.mean(zs, 0))}", flush=True)
   if a.cascade:
     best = {k: ds.time_s[ds.kernel == k].min() for k in np.unique(ds.kernel)}
     near = ds.time_s <= 2.0*np.array([best[k] for k in ds.kernel])
-    s2 = held_out(lambda: Ranker(seed=0, threads=a.threads, **{**base, "n_estimators": 400, "label_base": 1.05, "levels": 30}), ds, near)
+    s2 = out_of_fold(lambda: Ranker(seed=0, threads=a.threads, **{**base, "n_estimators": 400, "label_base": 1.05, "levels": 30}), ds, rows=near)
     for k in (5, 10, 20): print(f"cascade top {k}: {show(cascade(default, s2, ds.kernel, k))}", flush=True)
   if a.blend:
     zr = per_kernel_z(default, ds.kernel)
-    zg = per_kernel_z(held_out(lambda: Regressor(seed=0, threads=a.threads), ds), ds.kernel)
+    zg = per_kernel_z(out_of_fold(lambda: Regressor(seed=0, threads=a.threads), ds), ds.kernel)
     for w in (1.0, 0.8, 0.65, 0.5, 0.35, 0.0): print(f"blend {w:.2f} ranker + {1-w:.2f} regressor: {show(w*zr + (1-w)*zg)}", flush=True)
 
 if __name__ == "__main__": main()

@@ -78,6 +78,22 @@ def test_relevance_and_metrics():
   assert good == pytest.approx({"kendall_tau": 1.0, "pairwise_acc": 1.0, "top1_score": 1.0, "top5_score": 1.0})
   assert bad["kendall_tau"] == pytest.approx(-1.0) and bad["pairwise_acc"] == 0.0 and bad["top1_score"] == pytest.approx(1/6) and bad["top5_score"] == 0.5
 
+def test_out_of_fold_never_scores_a_kernel_with_a_model_that_saw_it():
+  from types import SimpleNamespace
+  from models.evaluate import out_of_fold
+  kernel = np.repeat(np.arange(10), 3)
+  class Seen:   # scores each row by whether its kernel was in the training rows: 1 would be a leak
+    def fit(self, X, t, k): self.k = set(k.tolist()); return self
+    def predict(self, X): return np.array([float(k in self.k) for k in X[:, 0]])
+  ds = SimpleNamespace(X=kernel[:, None].astype(float), time_s=np.ones(len(kernel)), kernel=kernel)
+  s = out_of_fold(Seen, ds, folds=5, seed=3)
+  assert not np.isnan(s).any() and (s == 0).all()
+  trained = []
+  class Rows(Seen):
+    def fit(self, X, t, k): trained.append(len(k)); return super().fit(X, t, k)
+  out_of_fold(Rows, ds, folds=5, seed=3, rows=kernel < 5)   # training limited to kernels 0-4
+  assert sum(trained) == 4*15
+
 def test_cpu_model_beats_random_on_held_out_kernels(ds):
   assert len(np.unique(ds.kernel)) >= 60
   s_model, s_rand = np.full(len(ds), np.nan), np.full(len(ds), np.nan)
