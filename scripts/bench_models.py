@@ -166,7 +166,7 @@ def _report_done(cache:Path, n:str) -> bool:
 def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
   import pickle
   from search.cache import TunedCache, _key
-  from search.tune_model import beam_kernels, open_model, tune_kernels, tune_model
+  from search.tune_model import NEXT_GAIN, beam_kernels, open_model, tune_kernels, tune_model
   from search.measure import shared_pool
   from search.cli import load_model
   from dataset.device import device_info, open_device
@@ -205,7 +205,8 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         dev_name, arch, props = device_info(device)
         cm, cm_path = load_model(a.model, device, dev_name, arch, False)
         rows = tune_kernels(ks, counts, device, TunedCache(cache / f"{n}.tuned.json"), a.strategy, a.budget, a.time_budget,
-                            cm.scorer(props, not a.no_compile_penalty), Path(cm_path).name, False, a.workers, a.seed, log, a.strategy_args)
+                            cm.scorer(props, not a.no_compile_penalty), Path(cm_path).name, False, a.workers, a.seed, log, a.strategy_args,
+                            NEXT_GAIN if a.next_gain is None else a.next_gain)
         (cache / f"{n}.tune.json").write_text(json.dumps(rows, indent=1, default=float))   # per kernel: phases, rounds, trajectory
         share = {r["key"]: r["share"] or 0.0 for r in rows}
         tmp = cache / f".{n}.kernels.pkl.{gpu}"
@@ -367,6 +368,7 @@ def main(argv=None) -> int:
   ap.add_argument("--budget", type=int, default=None, help="timed candidates per model (default: tune-model's)")
   ap.add_argument("--time-budget", type=float, default=None, help="search seconds per model")
   ap.add_argument("--strategy", default="beam")
+  ap.add_argument("--next-gain", type=float, default=None, help="tune-model's --next-gain (default: its own)")
   ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON", help="the learned strategy's parameters (tune-model's)")
   ap.add_argument("--no-compile-penalty", action="store_true", help="the learned search ranks by the cost model alone")
   ap.add_argument("--runs", type=int, default=20)

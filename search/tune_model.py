@@ -215,9 +215,9 @@ def check(got:list[np.ndarray], ref:list[np.ndarray]) -> tuple[str|None, float]:
 
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
              seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
-             step:int=ROUND, stop:float=STOP_GAIN, slots:int=0) -> list[int]:
+             step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
-  time so far x expected relative gain: FIRST_GAIN, then NEXT_GAIN, then the mean of the last round's gain and the expectation
+  time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
   compiled ahead) and `step` after, until no round is expected to save `stop` of the model's current time, `total` timed
   candidates are spent, `seconds` pass, or every kernel's search has stopped on its own. With `slots` compile workers, a later round
@@ -244,7 +244,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     before, rounds[i] = best[i], rounds[i] + 1
     used[i], t, stopped[i] = search(i, alloc[i])
     best[i] = min(best[i], t)
-    gain[i] = NEXT_GAIN if rounds[i] == 1 else ((before - best[i])/before + gain[i])/2
+    gain[i] = next_gain if rounds[i] == 1 else ((before - best[i])/before + gain[i])/2
     stopped[i] = stopped[i] or used[i] < alloc[i]   # it stopped short of its budget: more would not help
   return alloc
 
@@ -260,7 +260,7 @@ def sibling_picks(ctxs:dict[int, SearchContext], searched:list[int]) -> dict[int
 
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
                  time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,
-                 strategy_args:dict|None=None) -> list[dict]:
+                 strategy_args:dict|None=None, next_gain:float=NEXT_GAIN) -> list[dict]:
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
   (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
 
@@ -334,7 +334,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
         with contextlib.suppress(Exception): strat.ahead(ctxs[i])
         rows[i]["search_s"] += time.perf_counter() - st   # its tuning time: tune_s still sums to the wall time
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget,
-                   [first[i] for i in todo], ahead, slots=workers)
+                   [first[i] for i in todo], ahead, slots=workers, next_gain=next_gain)
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
   sib = sibling_picks(ctxs, [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])
   for i, ps in sib.items():
@@ -423,7 +423,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
                time_budget:float|None=None, strategy:str="beam", cost_model:str|None=None, allow_device_mismatch:bool=False,
                cache:str|Path|None=None, compare_beam:int=0, beam_cache:str|Path|None=None, search_beam:bool=True,
                torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None, retune:bool=False, workers:int=0, seed:int=0,
-               compile_penalty:bool=True, strategy_args:dict|None=None, out:str|Path|None=None,
+               compile_penalty:bool=True, strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, out:str|Path|None=None,
                log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
   """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
   OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix.
@@ -446,7 +446,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
       f"model {Path(cm_path).name}")
   rep: dict[str, Any] = {"model": name, "source": str(model) if module is None else f"torch module {name}", "device": f"{dev_name} ({arch})",
                          "backend": device, "date": time.strftime("%Y-%m-%d"), "tinygrad": TINYGRAD_VERSION, "strategy": strategy,
-                         "strategy_args": strategy_args or {},
+                         "strategy_args": strategy_args or {}, "next_gain": next_gain,
                          "cost_model": cm_path, "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
                          "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs}
   # the search's compile workers start (spawned, each importing tinygrad) while the default latency is measured, which the run
@@ -457,7 +457,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   st = time.perf_counter()
   rep["compile_penalty"] = compile_penalty and cm.compile_model is not None
   rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props, compile_penalty), Path(cm_path).name,
-                      retune, workers, seed, log, strategy_args)
+                      retune, workers, seed, log, strategy_args, next_gain)
   rep["tune_wall_s"], rep["tune_s"] = time.perf_counter() - st, sum(r["tune_s"] or 0.0 for r in rows)
   rep["kernels_searched"] = sum(r["status"] not in ("cached", "default") for r in rows)
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
@@ -533,6 +533,8 @@ def parse_args(argv=None):
   ap.add_argument("--budget", type=int, default=None, help=f"timed candidates in all, shared out by the scheduler (default {PER_KERNEL_DEFAULT} per kernel)")
   ap.add_argument("--time-budget", type=float, default=None, help="search seconds in all (the scheduler's rounds stop after)")
   ap.add_argument("--strategy", choices=LEARNED, default="beam")
+  ap.add_argument("--next-gain", type=float, default=NEXT_GAIN, help=f"a kernel's second round is expected to gain this share of its "
+                  f"time (default {NEXT_GAIN}): higher spends more of the budget on later rounds")
   ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON",
                   help='the strategy\'s parameters, e.g. \'{"descent_width": 8}\' (search.strategies.Beam\'s fields)')
   ap.add_argument("--model", default=None, help="cost model (default: the shipped model for the device's arch)")
@@ -554,7 +556,7 @@ def main(argv=None) -> int:
     tune_model(a.onnx, device=a.device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy, cost_model=a.model,
                allow_device_mismatch=a.allow_device_mismatch, cache=a.cache, compare_beam=a.compare_beam, beam_cache=a.beam_cache, runs=a.runs,
                input_shapes=parse_shapes(a.input_shape), retune=a.retune, workers=a.workers, seed=a.seed,
-               compile_penalty=not a.no_compile_penalty, strategy_args=a.strategy_args, out=a.out)
+               compile_penalty=not a.no_compile_penalty, strategy_args=a.strategy_args, next_gain=a.next_gain, out=a.out)
   except (ModelError, DeviceError, CacheError) as e: return fail(str(e))
   except Exception as e:
     if type(e).__name__ == "CostModelError": return fail(str(e))
