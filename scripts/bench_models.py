@@ -222,7 +222,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         rep = tune_model(module, xs, name=n, device=device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy,
                          cost_model=a.model, cache=cache / f"{n}.tuned.json", compare_beam=2, beam_cache=merged, search_beam=False,
                          runs=a.runs, workers=a.workers, seed=a.seed, compile_penalty=not a.no_compile_penalty, log=log,
-                         strategy_args=a.strategy_args,
+                         strategy_args=a.strategy_args, next_gain=NEXT_GAIN if a.next_gain is None else a.next_gain,
                          torch_compile=device != "CUDA")
         merged.unlink()
         if rep.get("torch_compile_error") and device == "CUDA": rep.update(torch_compiled(a, n, cache))
