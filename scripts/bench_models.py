@@ -170,7 +170,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
   from search.measure import shared_pool
   from search.cli import load_model
   from dataset.device import device_info, open_device
-  device = a.device
+  device, next_gain = a.device, NEXT_GAIN if a.next_gain is None else a.next_gain
   open_device(device)
   log = lambda s: print(f"[gpu{gpu}] {s}", flush=True)
   start, kernels = time.time(), {}
@@ -206,7 +206,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         cm, cm_path = load_model(a.model, device, dev_name, arch, False)
         rows = tune_kernels(ks, counts, device, TunedCache(cache / f"{n}.tuned.json"), a.strategy, a.budget, a.time_budget,
                             cm.scorer(props, not a.no_compile_penalty), Path(cm_path).name, False, a.workers, a.seed, log, a.strategy_args,
-                            NEXT_GAIN if a.next_gain is None else a.next_gain)
+                            next_gain)
         (cache / f"{n}.tune.json").write_text(json.dumps(rows, indent=1, default=float))   # per kernel: phases, rounds, trajectory
         share = {r["key"]: r["share"] or 0.0 for r in rows}
         tmp = cache / f".{n}.kernels.pkl.{gpu}"
@@ -222,7 +222,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         rep = tune_model(module, xs, name=n, device=device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy,
                          cost_model=a.model, cache=cache / f"{n}.tuned.json", compare_beam=2, beam_cache=merged, search_beam=False,
                          runs=a.runs, workers=a.workers, seed=a.seed, compile_penalty=not a.no_compile_penalty, log=log,
-                         strategy_args=a.strategy_args, next_gain=NEXT_GAIN if a.next_gain is None else a.next_gain,
+                         strategy_args=a.strategy_args, next_gain=next_gain,
                          torch_compile=device != "CUDA")
         merged.unlink()
         if rep.get("torch_compile_error") and device == "CUDA": rep.update(torch_compiled(a, n, cache))
