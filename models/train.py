@@ -9,6 +9,7 @@ import numpy as np
 from dataset.store import Store, StoreError
 from dataset.kernel import Kernel, TINYGRAD_VERSION, scheduler, opts_from_json
 from dataset.stats import stats
+from dataset.history import History, HistoryError
 from models.data import Dataset, load, renderer
 from models.features import FEATURES, FEATURE_GROUPS, SCHEMA_VERSION, featurize
 from models.evaluate import (kernel_kfold, leave_one_out, per_kernel, average, hand_reference, run_splits, summarize, group_metrics,
@@ -274,6 +275,12 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     attach(out, fit_compile(ds.X, ds.compile_s, threads), int(np.isfinite(ds.compile_s).sum()))
   except ValueError as e: log(f"no compile model: {e}")
   log(f"wrote {out} and {out.with_suffix('.json')}")
+  # the search's measured history (dataset.history): the fastest configs of every kernel, by loop nest, next to the model
+  try:
+    h = History.build(a.dataset, ds.device)
+    h.save(hp := out.with_name(out.name.replace("cost_model", "history").replace(".txt", ".json")))
+    log(f"wrote {hp}: {h.meta['kernels']} kernels in {h.meta['nests']} loop nests")
+  except HistoryError as e: log(f"no history: {e}")
   if a.evaluate: write_results(a, ds, res, params, command)
   return res
 

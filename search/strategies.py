@@ -68,6 +68,7 @@ class Context:
   state: dict = field(default_factory=dict)   # where a search stopped, so that a later run() with more budget goes on from there
   share: int = 1                   # kernels expanding in the compile pool at once (lockstep): a parent's actions split over the rest
   round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
+  history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
   def expand(self, parents:list[tuple[Opt, ...]], pooled:bool=False) -> Expansion: return Expansion(self, parents, pooled)
 
 def _rank(rows:list[Scored], seen:set[bytes]) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
@@ -118,6 +119,7 @@ class Beam:
   patience: int = 0
   descent_width: int = 4      # the model-only descent's beam
   descent_patience: int = 0   # depths it goes on without a better score before it stops
+  history_picks: int = 3      # first-batch places for ctx.history's configs, taken from the model's picks
   name: str = "beam"
 
   def descend(self, ctx:Context, pooled:bool=False) -> Generator[Expansion, None, tuple[list, list]]:
@@ -169,6 +171,23 @@ class Beam:
       if key not in keys: keys.add(key); seeds.append((o, key))
     return seeds
 
+  def _with_history(self, ctx:Context, batch:list) -> list:
+    """The first batch with up to history_picks of ctx.history's configs after the hand-coded one, in place of the model's last
+    picks (the batch keeps its size, so its compile cost): measured evidence from kernels of the same nest outranks a score."""
+    if self.k == 0 or not ctx.history or self.history_picks <= 0: return batch
+    keys = {key for _, key in batch[:1]}
+    hist = []
+    for o in ctx.history:
+      if len(hist) >= self.history_picks: break
+      if (k := replay(ctx.base, o)) is not None and k.ast.key not in keys: keys.add(k.ast.key); hist.append((o, k.ast.key))
+    if not hist: return batch
+    hand = ctx.measurer.hand if ctx.measurer is not None else hand_coded(ctx.base)
+    head = [c for c in batch[:1] if c[0] == hand]
+    rest = [c for c in batch[len(head):] if c[1] not in keys]
+    dropped = rest[max(0, len(batch) - len(head) - len(hist)):]
+    for o, _ in dropped if ctx.measurer is not None else []: ctx.measurer.drop(o)   # a queued compile of theirs is taken back
+    return head + hist + rest[:max(0, len(batch) - len(head) - len(hist))]
+
   def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None, found:tuple[list, list]|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
     `batch`: that batch as seed_batch computed it in a worker; `found`: the model descent's result, as prepare_all's lockstep ran it."""
@@ -177,6 +196,7 @@ class Beam:
     if not st:
       if batch is None: batch = self._seed(ctx, found)
       else: batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
+      batch = self._with_history(ctx, batch)
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)

@@ -55,6 +55,7 @@ from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned
 from search.cli import load_model, tune_kernel
 from search.strategies import AHEAD, STRATEGIES, Context as SearchContext, finish, prepare_all
 from search.measure import Budget, Measurer, shared_pool
+from dataset.history import History, HistoryError, default_path as default_history
 
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
@@ -260,18 +261,20 @@ def sibling_picks(ctxs:dict[int, SearchContext], searched:list[int]) -> dict[int
 
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
                  time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,
-                 strategy_args:dict|None=None, next_gain:float=NEXT_GAIN) -> list[dict]:
+                 strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:History|None=None) -> list[dict]:
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
   (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
 
   Setup compiles ahead, for every kernel at once: its default, then (costliest default first) the first batch its search will
   measure (Beam.prepare), so the compile pool stays full instead of waiting on one kernel's batch at a time (as BEAM does). Its
   seconds are shared out evenly over the kernels set up; each kernel's tune_s adds its own search rounds and final check, so the
-  sum is the tuning's wall time."""
+  sum is the tuning's wall time. With `history`, each kernel's first batch starts from the configs measured fastest on kernels of
+  its loop nest (dataset.history); the row's `history` counts those that apply."""
   ren = renderer_for(device)
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
-           "search_s": 0.0, "tune_s": None, "siblings_timed": 0, "from_sibling": False, "status": None} for i, k in enumerate(kernels)]
+           "search_s": 0.0, "tune_s": None, "siblings_timed": 0, "from_sibling": False, "history": 0, "status": None}
+          for i, k in enumerate(kernels)]
   strat = STRATEGIES[strategy](**(strategy_args or {}))
   ctxs: dict[int, SearchContext] = {}
   first: dict[int, int] = {}
@@ -284,6 +287,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     try:   # not cached, or cached without its default time (the search CLI's entries): measure it
       m = Measurer(k, device, Budget(), workers=workers)
       ctxs[i] = SearchContext(scheduler(k.ast, ren), m, scorer, random.Random(seed))
+      if history is not None: ctxs[i].history = history.candidates(ctxs[i].base, k.key); r["history"] = len(ctxs[i].history)
     except Exception as e:
       r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
       if i in ctxs: ctxs.pop(i).measurer.close()
@@ -305,6 +309,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
     first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
   marks.append(time.perf_counter())
+  if history is not None: log(f"  history: {sum(rows[i]['history'] > 0 for i in ctxs)} of {len(ctxs)} kernels have configs measured on their loop nest")
   if ctxs: log(f"  setup of {len(ctxs)} kernels: {marks[0] - st:.1f} s starting their measurers, {marks[1] - marks[0]:.1f} s timing their "
                f"defaults, {marks[2] - marks[1]:.1f} s for the model descents and first batches of {len(searchable)}")
   for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
@@ -419,11 +424,21 @@ def open_model(model:str|Path|Any, example_inputs:tuple|None, device:str, name:s
     kernels, counts = m.kernels(name)
   return name, m, kernels, counts, module
 
+def load_history(history:str|Path|bool|None, device:str, arch:str) -> History|None:
+  if history is False: return None
+  p = default_history(device, arch) if history in (None, True) else Path(history)
+  if history is None and not p.is_file(): return None
+  try: h = History.load(p, arch)
+  except HistoryError as e: raise ModelError(str(e)) from None
+  h.meta["path"] = str(p)
+  return h
+
 def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|None=None, device:str|None=None, budget:int|None=None,
                time_budget:float|None=None, strategy:str="beam", cost_model:str|None=None, allow_device_mismatch:bool=False,
                cache:str|Path|None=None, compare_beam:int=0, beam_cache:str|Path|None=None, search_beam:bool=True,
                torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None, retune:bool=False, workers:int=0, seed:int=0,
-               compile_penalty:bool=True, strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, out:str|Path|None=None,
+               compile_penalty:bool=True, strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:str|Path|bool|None=None,
+               out:str|Path|None=None,
                log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
   """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
   OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix.
@@ -432,7 +447,8 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   it, whenever that happened (kept in the cache entries, so a run resumed after a cut-off counts the earlier calls' work too);
   tune_wall_s is this call's own tuning time (about zero when every kernel is cached). compare_beam=N measures tinygrad's BEAM=N
   the same way, kernel by kernel (beam_kernels), into `beam_cache` (default: a fresh temporary one); search_beam=False only reads it,
-  and the BEAM latency is measured only once every kernel has its result."""
+  and the BEAM latency is measured only once every kernel has its result. history: a dataset.history file (None: the shipped one for
+  the device's arch, if there is one; False: none)."""
   device = device or default_device()
   open_device(device)
   if strategy not in LEARNED: raise ModelError(f"unknown strategy {strategy!r}: choose one of {', '.join(LEARNED)}")
@@ -440,6 +456,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   except TypeError as e: raise ModelError(f"bad --strategy-args for {strategy}: {e}") from None
   dev_name, arch, props = device_info(device)
   cm, cm_path = load_model(cost_model, device, dev_name, arch, allow_device_mismatch)
+  hist = load_history(history, device, arch)
   tc = TunedCache(cache or DEFAULT_CACHE)
   name, m, kernels, counts, module = open_model(model, example_inputs, device, name, input_shapes, seed)
   log(f"tune-model: {name}: {len(kernels)} distinct kernels, {sum(counts.values())} launches, on {dev_name} ({arch}), strategy {strategy}, "
@@ -447,7 +464,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   rep: dict[str, Any] = {"model": name, "source": str(model) if module is None else f"torch module {name}", "device": f"{dev_name} ({arch})",
                          "backend": device, "date": time.strftime("%Y-%m-%d"), "tinygrad": TINYGRAD_VERSION, "strategy": strategy,
                          "strategy_args": strategy_args or {}, "next_gain": next_gain,
-                         "cost_model": cm_path, "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
+                         "cost_model": cm_path, "history": hist.meta.get("path") if hist else None, "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
                          "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs}
   # the search's compile workers start (spawned, each importing tinygrad) while the default latency is measured, which the run
   # waits for anyway, instead of at the start of the tuning
@@ -457,7 +474,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   st = time.perf_counter()
   rep["compile_penalty"] = compile_penalty and cm.compile_model is not None
   rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props, compile_penalty), Path(cm_path).name,
-                      retune, workers, seed, log, strategy_args, next_gain)
+                      retune, workers, seed, log, strategy_args, next_gain, hist)
   rep["tune_wall_s"], rep["tune_s"] = time.perf_counter() - st, sum(r["tune_s"] or 0.0 for r in rows)
   rep["kernels_searched"] = sum(r["status"] not in ("cached", "default") for r in rows)
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
@@ -538,6 +555,9 @@ def parse_args(argv=None):
   ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON",
                   help='the strategy\'s parameters, e.g. \'{"descent_width": 8}\' (search.strategies.Beam\'s fields)')
   ap.add_argument("--model", default=None, help="cost model (default: the shipped model for the device's arch)")
+  ap.add_argument("--history", default=None, help="dataset.history file: first batches start from the configs measured fastest on kernels "
+                  "of the same loop nest (default: the shipped one for the device's arch, models/history_<arch>.json, if present)")
+  ap.add_argument("--no-history", action="store_true", help="search from the cost model alone")
   ap.add_argument("--allow-device-mismatch", action="store_true")
   ap.add_argument("--cache", default=None, help=f"tuned-kernel cache (default {DEFAULT_CACHE})")
   ap.add_argument("--compare-beam", type=int, default=0, metavar="N", help="also measure tinygrad's BEAM=N (latency and tuning time)")
@@ -556,7 +576,8 @@ def main(argv=None) -> int:
     tune_model(a.onnx, device=a.device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy, cost_model=a.model,
                allow_device_mismatch=a.allow_device_mismatch, cache=a.cache, compare_beam=a.compare_beam, beam_cache=a.beam_cache, runs=a.runs,
                input_shapes=parse_shapes(a.input_shape), retune=a.retune, workers=a.workers, seed=a.seed,
-               compile_penalty=not a.no_compile_penalty, strategy_args=a.strategy_args, next_gain=a.next_gain, out=a.out)
+               compile_penalty=not a.no_compile_penalty, strategy_args=a.strategy_args, next_gain=a.next_gain,
+               history=False if a.no_history else a.history, out=a.out)
   except (ModelError, DeviceError, CacheError) as e: return fail(str(e))
   except Exception as e:
     if type(e).__name__ == "CostModelError": return fail(str(e))

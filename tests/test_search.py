@@ -7,9 +7,9 @@ from tinygrad import Tensor
 from tinygrad.uop.ops import Ops
 from tinygrad.engine.realize import compile_linear
 from dataset.corpus import parse_variant
-from dataset.kernel import Kernel, kernel_asts, scheduler, with_opts, opts_to_json
+from dataset.kernel import Kernel, kernel_asts, scheduler, with_opts, opts_from_json, opts_to_json
 from dataset.device import renderer_for
-from dataset.sampler import hand_coded
+from dataset.sampler import children, hand_coded, replay
 from search.measure import Budget, Measurer
 from search.strategies import STRATEGIES, Context, finish
 
@@ -320,3 +320,46 @@ def test_a_workloads_kernels_are_searched_together_each_under_its_own_budget():
     m.close()
   first_done = max(i for i, key in enumerate(order) if key == kernels[0].key)
   assert any(key != kernels[0].key for key in order[:first_done]), "kernel 0's search ran to its end before the others started"
+
+def test_history_gives_a_kernel_the_fastest_configs_of_its_loop_nest(tmp_path):
+  from dataset.history import History, HistoryError, nest
+  from dataset.store import Store
+  store = ROOT / "dataset/data/cpu.sqlite"
+  h = History.build(store)
+  s = Store(store, readonly=True)
+  kernels, measured = s.kernels("CPU"), s.measured(h.meta["device"])
+  s.close()
+  by_nest: dict = {}
+  for k in kernels:
+    if any(st == "ok" for _, st, _, _ in measured.get(k["key"], [])):
+      by_nest.setdefault(nest(scheduler(Kernel.ast_from_blob(k["ast"]), CPU)), []).append(k)
+  shared = next(v for v in by_nest.values() if len(v) >= 2)   # kernels of one nest with different ASTs
+  fastest = lambda k: min((t, o) for o, st, t, _ in measured[k["key"]] if st == "ok")[1]
+  a, b = shared[0], shared[1]
+  base = scheduler(Kernel.ast_from_blob(a["ast"]), CPU)
+  got = h.candidates(base, a["key"])
+  assert got[0] == tuple(opts_from_json(fastest(a)))                                   # its own fastest first
+  assert tuple(opts_from_json(fastest(b))) in h.candidates(base, a["key"], n=100)      # then its nest's
+  assert all(replay(base, o) is not None for o in got)
+  h.save(p := tmp_path / "h.json")
+  assert History.load(p, h.meta["arch"]).candidates(base, a["key"]) == got
+  with pytest.raises(HistoryError, match="is of"): History.load(p, "sm_90")
+  p.write_text(p.read_text().replace('"tinygrad":"0.14.0"', '"tinygrad":"0.13.0"'))
+  with pytest.raises(HistoryError, match="tinygrad 0.13.0"): History.load(p)
+  p.write_text("{not json")
+  with pytest.raises(HistoryError, match="not a history file"): History.load(p)
+
+def test_the_first_batch_starts_from_history_and_keeps_its_size():
+  from search.strategies import Beam
+  k = _kernel("gemm:m=64:k=64:n=64:fp32")
+  base = scheduler(k.ast, CPU)
+  known = [tuple(c.applied_opts) for _, c in children(base)[3:5]]   # two valid configs, as if measured on its nest
+  sizes = []
+  for hist in ([], known):
+    m = Measurer(k, "CPU", Budget(measurements=40))
+    ctx = Context(base, m, upcast_scorer, random.Random(0), history=hist)
+    batch = Beam().prepare(ctx)
+    sizes.append(len(batch))
+    if hist: assert batch[0] == m.hand and batch[1:3] == known
+    m.close()
+  assert sizes[0] == sizes[1] == Beam().seed_picks + 1
