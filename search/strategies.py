@@ -104,7 +104,9 @@ class Beam:
   parallel) and the rounds run one after another, so the wall time is the number of rounds, not of candidates.
 
   Round 0 (seed): a model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row
-  bring no better score) proposes candidates;
+  bring no better score) proposes candidates; with ctx.history (configs measured fast on kernels of the same loop nest:
+  dataset.history) it starts from the best `descent_width` of those and goes `history_depths` deep, and `history_picks` of them
+  take places in the first batch;
   tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
   are timed together; a budget too small for two rounds is all spent in this one, and the search ends there (one_round). Later
   rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored, and `k` timed: each parent's
@@ -120,6 +122,7 @@ class Beam:
   descent_width: int = 4      # the model-only descent's beam
   descent_patience: int = 0   # depths it goes on without a better score before it stops
   history_picks: int = 3      # first-batch places for ctx.history's configs, taken from the model's picks
+  history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
   name: str = "beam"
 
   def descend(self, ctx:Context, pooled:bool=False) -> Generator[Expansion, None, tuple[list, list]]:
@@ -128,7 +131,16 @@ class Beam:
     waits on it, so that several kernels' descents run in lockstep (prepare_all). Returns (the top pick of every depth that
     improved the best score, best first; every scored child, best first)."""
     beam, seen, picks, pool, best, stale = [()], {ctx.base.ast.key}, [], [], -math.inf, 0
-    for _ in range(self.max_depth):
+    depths = self.max_depth
+    if self.history_depths > 0 and self.k != 0 and ctx.history:
+      # configs measured fast on this loop nest are better roots than the unoptimized kernel, and a descent of a depth or two from
+      # them costs a fraction of one from the root (GPT-2's attention kernels descend 11 deep)
+      roots = [(o, k.ast.key) for o in ctx.history[:self.descent_width] if (k := replay(ctx.base, o)) is not None]
+      if roots:
+        beam, depths = [o for o, _ in roots], self.history_depths
+        seen.update(key for _, key in roots)
+        if ctx.measurer is not None: ctx.measurer.prefetch(beam[:self.history_picks])   # the first batch's: compiling meanwhile
+    for _ in range(depths):
       yield (ex := ctx.expand(beam, pooled))
       ranked, scores = _rank(ex.result(), seen)
       if not ranked: break
@@ -253,11 +265,11 @@ class Beam:
     """Search until the budget runs out or the beam stops improving."""
     while self.step(ctx): pass
 
-def seed_batch(args:tuple[bytes, str, Scorer, dict]) -> list[tuple[Opt, ...]]:
-  """Beam(**params)'s first batch for a kernel (AST blob, key), computed in a compile worker: the model descent costs seconds of
+def seed_batch(args:tuple[bytes, str, Scorer, dict, list]) -> list[tuple[Opt, ...]]:
+  """Beam(**params)'s first batch for a kernel (AST blob, key, scorer, params, history), computed in a compile worker: the model descent costs seconds of
   CPU per kernel, and tune-model has dozens of kernels to start at once."""
-  blob, key, score, params = args
-  return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score))]
+  blob, key, score, params, history = args
+  return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history))]
 
 LOCKSTEP = 8   # at least this many kernels may descend together, each depth's expansions spread over the pool; as many as the pool
 # has workers may: one kernel per worker would leave workers idle and wait on the slowest descent (GPT-2's 11 kernels: 0.5-4 s of CPU
@@ -295,7 +307,7 @@ def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Excepti
     for i, c in enumerate(ctxs):
       m = c.measurer
       with contextlib.suppress(Exception):
-        futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}))
+        futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
   out: list = []
   for i, c in enumerate(ctxs):
     try: batch = futs[i].result() if i in futs else None

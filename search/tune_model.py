@@ -309,7 +309,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
     first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
   marks.append(time.perf_counter())
-  if history is not None: log(f"  history: {sum(rows[i]['history'] > 0 for i in ctxs)} of {len(ctxs)} kernels have configs measured on their loop nest")
+  if history is not None and ctxs: log(f"  history: {sum(rows[i]['history'] > 0 for i in ctxs)} of {len(ctxs)} kernels have configs measured on their loop nest")
   if ctxs: log(f"  setup of {len(ctxs)} kernels: {marks[0] - st:.1f} s starting their measurers, {marks[1] - marks[0]:.1f} s timing their "
                f"defaults, {marks[2] - marks[1]:.1f} s for the model descents and first batches of {len(searchable)}")
   for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)

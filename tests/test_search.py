@@ -234,7 +234,7 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   assert pickle.loads(pickle.dumps(score)).model.path == score.model.path
   m = Measurer(k, "CPU", Budget(), workers=2)
   local = [o for o, _ in Beam()._seed(Context(scheduler(k.ast, CPU), None, score))]
-  pooled = m.pool.submit(seed_batch, (m.blob, k.key, score, {"seed_picks": 8})).result()
+  pooled = m.pool.submit(seed_batch, (m.blob, k.key, score, {"seed_picks": 8}, [])).result()
   assert pooled == local and len(local) == 9   # hand-coded + the model's 8
   ctx = Context(scheduler(k.ast, CPU), m, score)
   m.prefetch(Beam().prepare(ctx, pooled))
@@ -360,6 +360,8 @@ def test_the_first_batch_starts_from_history_and_keeps_its_size():
     ctx = Context(base, m, upcast_scorer, random.Random(0), history=hist)
     batch = Beam().prepare(ctx)
     sizes.append(len(batch))
-    if hist: assert batch[0] == m.hand and batch[1:3] == known
+    if hist:
+      assert batch[0] == m.hand and batch[1:3] == known
+      assert all(len(o) == 2 and o[:1] in known for o in batch[3:])   # the model's picks: one depth below the history's configs
     m.close()
   assert sizes[0] == sizes[1] == Beam().seed_picks + 1
