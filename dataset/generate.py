@@ -22,7 +22,7 @@ EXIT_RESTART = 3   # the child asks to be restarted (device context unusable)
 class Generator:
   def __init__(self, store:Store, variants:list[Variant], device:str, samples:int, seed:int=0, workers:int|None=None,
                deadline:float=math.inf, check_frac:float=0.1, early_factor:float=4.0, cap_s:float=1.0, compile_timeout:int=20,
-               heartbeat:Path|None=None, progress:bool=True, model:str|None=None):
+               heartbeat:Path|None=None, progress:bool=True, model:str|None=None, mix:dict[str, float]|None=None):
     self.store, self.device, self.samples, self.deadline, self.heartbeat = store, device, samples, deadline, heartbeat
     self.check_frac, self.early_factor, self.cap_s, self.progress = check_frac, early_factor, cap_s, progress
     self.rng = random.Random(seed)
@@ -36,7 +36,7 @@ class Generator:
     if model is not None:   # the compile workers score with it (the scorer pickles as the model's path; each loads it once)
       from models.cost_model import CostModel
       self.score = CostModel.load(model, arch=self.arch).scorer(props, compile_penalty=False)   # its favourites, slow compiles too
-    self.variants = variants
+    self.variants, self.mix = variants, mix or (MODEL_MIX if self.score is not None else MIX)
     self.stats = {"ok": 0, "failed": 0, "duplicates": 0, "empty": 0, "pool_restarts": 0}
     self.phase = {k: 0.0 for k in ("wait", "bench", "time", "check")}  # main-process seconds: wait = compile-bound
 
@@ -50,7 +50,7 @@ class Generator:
     plans = {}
     for k in kernels:
       p = plans[k["key"]] = KernelPlan(k["key"], self.samples, random.Random(self.rng.getrandbits(32)),
-                                       mix=MODEL_MIX if self.score is not None else MIX)
+                                       mix=self.mix)
       p.load([(opts_from_json(o), s, t, src) for o, s, t, src in measured.get(k["key"], [])])
     self.retry = {}
     for key, opts, source in self.store.recover_pending(self.dev_name):
@@ -210,6 +210,13 @@ def _num(x) -> float|None:
 
 # *** command line ***
 
+def parse_mix(s:str) -> dict[str, float]:
+  try: mix = {k: float(w) for k, w in (kv.split("=") for kv in s.split(","))}
+  except ValueError: raise argparse.ArgumentTypeError(f"--mix {s!r}: expected KIND=WEIGHT,... (e.g. expand=0.5,mutate=0.5)") from None
+  if bad := set(mix) - {"random", "expand", "mutate", "model"}: raise argparse.ArgumentTypeError(f"--mix: unknown kinds {sorted(bad)}")
+  if not any(w > 0 for w in mix.values()) or any(w < 0 for w in mix.values()): raise argparse.ArgumentTypeError("--mix: weights must be >= 0, one > 0")
+  return mix
+
 def parse_args(argv=None) -> argparse.Namespace:
   ap = argparse.ArgumentParser("generate-dataset", description=__doc__.split("\n")[0])
   ap.add_argument("--device", choices=["CUDA", "CPU"], default=None, help="default: CUDA if present, else CPU")
@@ -226,6 +233,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                   "(every new best is checked regardless)")
   ap.add_argument("--model", help="a cost model (models/cost_model_*.txt) that proposes half the configs: its favourite unmeasured "
                   "children of each kernel's best measured ones (active learning: its mistakes become training data)")
+  ap.add_argument("--mix", type=parse_mix, default=None, metavar="KIND=W,...", help="proposal kinds and weights once a kernel has "
+                  f"measured configs (default {','.join(f'{k}={v}' for k, v in MIX.items())}; with --model "
+                  f"{','.join(f'{k}={v}' for k, v in MODEL_MIX.items())}); e.g. expand=0.5,mutate=0.5: a measured climb from the best")
   ap.add_argument("--hang-timeout", type=float, default=120.0, help="seconds without progress before the run is restarted")
   ap.add_argument("--no-progress", action="store_true")
   ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
@@ -258,6 +268,7 @@ def main(argv=None) -> int:
   try:
     open_device(device)
     select(a.kernels, device)
+    if a.mix is not None and a.mix.get("model", 0) > 0 and a.model is None: return fail("--mix model=... needs --model")
     if a.model is not None:   # a missing, corrupt or other-arch model: an error now, not a child that fails to start three times
       from models.cost_model import CostModel, CostModelError
       try: CostModel.load(a.model, arch=device_info(device)[1])
@@ -272,7 +283,7 @@ def child(a, device:str, out:Path) -> int:
   store = Store(out)
   try:
     g = Generator(store, select(a.kernels, device), device, a.samples_per_kernel, a.seed, a.workers, a._deadline,
-                  a.check_frac, heartbeat=out.with_suffix(".heartbeat"), progress=not a.no_progress, model=a.model)
+                  a.check_frac, heartbeat=out.with_suffix(".heartbeat"), progress=not a.no_progress, model=a.model, mix=a.mix)
     summary = g.run()
   finally: store.close(compact=True)
   print(json.dumps({"summary": summary}))

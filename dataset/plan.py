@@ -50,7 +50,8 @@ class KernelPlan:
       self.queue += [Task(self.key, "fixed", (), seed=seed), Task(self.key, "hand", seed=seed+1)]
     if self.queue: return self.queue.pop(0)
     top = self.top(BEAM_WIDTH)
-    kind = self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0] if any(top) else "random"
+    # a kernel with only its unoptimized config measured starts with random walks, unless the mix has none (a climb: from the root)
+    kind = self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0] if any(top) or not self.mix.get("random") else "random"
     parent = () if kind == "random" else self.rng.choices(top, weights=[0.5, 0.3, 0.2][:len(top)])[0]
     return Task(self.key, kind, parent, frozenset(self.seen), frozenset(self.asts), seed)
 

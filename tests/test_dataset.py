@@ -117,6 +117,15 @@ def test_generate_with_model_measures_its_picks(tmp_path):
   measured = {(k, opts_from_json(json.loads(o))) for k, o, *_ in rows}
   assert all((k, o[:-1]) in measured for k, o in picks)   # each a child of a measured config
 
+def test_generate_mix_climbs_from_the_measured_configs_only(tmp_path):
+  out = tmp_path / "c.sqlite"
+  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "14", "--mix", "expand=0.5,mutate=0.5")
+  assert r.wait(timeout=300) == 0, r.stdout.read()
+  sources = {src for (src,) in sqlite3.connect(out).execute("SELECT source FROM measurements")}
+  assert sources <= {"fixed", "hand", "expand", "mutate"} and sources & {"expand", "mutate"}   # no random walks, no model
+  bad = _gen(tmp_path / "d.sqlite", "--kernels", "softmax:rows=64:cols=128:fp32", "--mix", "model=1")
+  assert bad.wait(timeout=120) == 2 and "needs --model" in bad.stdout.read()
+
 def test_store_pending_rows_are_retried_once_then_marked_hang(tmp_path):
   s = Store(tmp_path / "s.sqlite")
   rid = s.begin("k", [["UPCAST", 0, 4]], "dev", "arch", "0.14.0", "random")
