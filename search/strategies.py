@@ -105,7 +105,7 @@ class Beam:
 
   Round 0 (seed): a model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row
   bring no better score) proposes candidates; with ctx.history (configs measured fast on kernels of the same loop nest:
-  dataset.history) it starts from the best `descent_width` of those and goes `history_depths` deep, and `history_picks` of them
+  dataset.history) it starts from the best `descent_width` of those (if there are as many) and goes `history_depths` deep, and `history_picks` of them
   take places in the first batch;
   tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
   are timed together; a budget too small for two rounds is all spent in this one, and the search ends there (one_round). Later
@@ -134,9 +134,10 @@ class Beam:
     depths = self.max_depth
     if self.history_depths > 0 and self.k != 0 and ctx.history:
       # configs measured fast on this loop nest are better roots than the unoptimized kernel, and a descent of a depth or two from
-      # them costs a fraction of one from the root (GPT-2's attention kernels descend 11 deep)
+      # them costs a fraction of one from the root (GPT-2's attention kernels descend 11 deep). Fewer than descent_width of them is
+      # a weak match (GPT-2's largest GEMM, 3 configs of its nest: 257 us from them in two runs, 109 us descending from the root)
       roots = [(o, k.ast.key) for o in ctx.history[:self.descent_width] if (k := replay(ctx.base, o)) is not None]
-      if roots:
+      if len(roots) >= self.descent_width:
         beam, depths = [o for o, _ in roots], self.history_depths
         seen.update(key for _, key in roots)
         if ctx.measurer is not None: ctx.measurer.prefetch(beam[:self.history_picks])   # the first batch's: compiling meanwhile
