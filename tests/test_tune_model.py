@@ -39,6 +39,7 @@ def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
   assert json.loads((tmp_path / "convattn.json").read_text())["kernels_distinct"] == rep["kernels_distinct"]
   assert set(rep["first_pass_ms"]) == {"default_ms", "tuned_ms"} and rep["tuned_ms"] > 0 and "taking turns" in rep["latency"]
   assert rep["compile_penalty"]   # the shipped CPU model carries a compile-time model
+  assert rep["history"].endswith("history_cpu.json") and all(r["history"] >= 0 for r in rep["kernels"])   # the shipped CPU history
   assert rep["torch_compile_ms"] is None and "no C++ compiler" in rep["torch_compile_error"] and rep["torch_eager_ms"] > 0
   assert rep["reference"] == "torch eager" and rep["outputs_match"] and rep["max_abs_err"] < 1e-4, rep["check"]
   rows = rep["kernels"]
@@ -84,6 +85,13 @@ def test_malformed_onnx_is_one_line_and_exit_2(tmp_path, content):
   assert r.returncode == 2 and len(err) == 1 and err[0].startswith("tune-model: error: "), r.stderr
   assert ("no such ONNX file" if content == "missing" else "is not a valid ONNX model") in err[0]
   assert not (tmp_path / "c.json").exists()
+
+def test_corrupt_history_is_one_line(tmp_path):
+  (h := tmp_path / "h.json").write_text("{oops")
+  r = subprocess.run([sys.executable, "-m", "search.tune_model", str(TM.export_torch(*_module(), tmp_path / "m.onnx")), "--device", "CPU",
+                      "--history", str(h), "--cache", str(tmp_path / "c.json")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+  err = r.stderr.strip().splitlines()
+  assert r.returncode == 2 and len(err) == 1 and "is not a history file" in err[0], r.stderr
 
 def test_unknown_device_is_one_line(tmp_path):
   r = subprocess.run([sys.executable, "-m", "search.tune_model", str(tmp_path / "m.onnx"), "--device", "TPU"], cwd=ROOT,
