@@ -278,7 +278,9 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   # the search's measured history (dataset.history): the fastest configs of every kernel, by loop nest, next to the model
   try:
     h = History.build(a.dataset, ds.device)
-    h.save(hp := out.with_name(out.name.replace("cost_model", "history").replace(".txt", ".json")))
+    # models/cost_model_<arch>.txt -> models/history_<arch>.json (where tune-model looks); any other name: NAME.history.json
+    hp = out.with_name(out.stem.replace("cost_model", "history", 1) + ".json") if "cost_model" in out.stem else out.with_suffix(".history.json")
+    h.save(hp)
     log(f"wrote {hp}: {h.meta['kernels']} kernels in {h.meta['nests']} loop nests")
   except HistoryError as e: log(f"no history: {e}")
   if a.evaluate: write_results(a, ds, res, params, command)

@@ -179,6 +179,8 @@ def test_cli_trains_and_refuses_device_mismatch(cache, tmp_path, capsys):
   assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out), "--folds", "3", "--threads", "1", "--quiet"]) == 0
   m = CostModel.load(out, device="CPU")
   assert m.meta["feature_schema"] == SCHEMA_VERSION and m.meta["dataset"]["hash"] and m.meta["metrics"]["pairwise_acc"] > 0.6
+  from dataset.history import History
+  assert History.load(tmp_path / "m.history.json", "x86_64").meta["kernels"] > 0   # the search's history, next to the model
   assert train_main([str(tmp_path / "nope.sqlite"), "--quiet"]) == 2
 
 @pytest.mark.parametrize("device, arch", [("CPU", None), ("CUDA", "sm_90")])
