@@ -76,6 +76,17 @@ class History:
       if o not in out and replay(base, o) is not None: out.append(o)
     return out
 
+  @classmethod
+  def resolve(cls, history:str|Path|bool|None, device:str, arch:str) -> History|None:
+    """A search's history: False none; None the shipped one for this device and arch if there is one; True that one, which must
+    exist; a path that file. Raises HistoryError."""
+    if history is False: return None
+    p = default_path(device, arch) if history is None or history is True else Path(history)
+    if history is None and not p.is_file(): return None
+    h = cls.load(p, arch)
+    h.meta["path"] = str(p)
+    return h
+
   def save(self, path:str|Path):
     nests = {k: [[round(r, 4), opts_to_json(o), key] for r, o, key in v] for k, v in self.nests.items()}
     Path(path).write_text(json.dumps({"meta": self.meta, "nests": nests}, separators=(",", ":")))

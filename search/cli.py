@@ -8,6 +8,7 @@ from dataset.corpus import CORPUS, ShapeError, Variant, builder, parse_variant
 from dataset.device import DeviceError, default_device, device_info, open_device
 from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler
 from search.measure import Budget, Measurer
+from dataset.history import History, HistoryError
 from search.strategies import STRATEGIES, Context, Outcome, finish, interleave
 
 # --shape maps onto each workload's leading parameters
@@ -46,12 +47,13 @@ def load_model(path:str|None, device:str, dev_name:str, arch:str, allow_mismatch
   return model, str(p)
 
 def search_kernels(kernels:list[Kernel], device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
-                   **strategy_args) -> list[tuple[Outcome, Measurer]]:
+                   history=None, **strategy_args) -> list[tuple[Outcome, Measurer]]:
   """A workload's kernels searched together (strategies.interleave: one kernel's round is timed while the others' compile), each
   under its own copy of `budget`. Every Outcome's search_s is the wall time of the whole search, which the kernels share."""
   # tinygrad's BEAM compiles in its own pool (PARALLEL): it must not start ours, which a learned strategy run after it would then get free
   ms = [Measurer(k, device, dataclasses.replace(budget), workers=0 if strategy == "tinygrad-beam" else workers, on_timed=progress) for k in kernels]
   ctxs = [Context(scheduler(k.ast, m.ren), m, scorer, random.Random(seed)) for k, m in zip(kernels, ms)]
+  for k, c in zip(kernels, ctxs): c.history = history.candidates(c.base, k.key) if history is not None else []   # dataset.history
   st = time.perf_counter()
   interleave(STRATEGIES[strategy](**strategy_args), ctxs)
   return [(finish(c, strategy, time.perf_counter() - st), c.measurer) for c in ctxs]
@@ -89,6 +91,8 @@ def parse_args(argv=None):
   ap.add_argument("--workers", type=int, default=0, help="compile processes (0: in this process)")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--out", default="out/search", help="directory for opts, sources and result.json")
+  ap.add_argument("--history", nargs="?", const=True, default=False, metavar="PATH", help="start from the configs the dataset measured "
+                  "fastest on kernels of the same loop nest (dataset.history; no PATH: the shipped models/history_<arch>.json)")
   ap.add_argument("--no-cache", action="store_true", help="do not store results in the tuned-kernel cache")
   ap.add_argument("--no-compile-penalty", action="store_true", help="rank by the cost model alone, not less its penalty for slow compiles")
   return ap.parse_args(argv)
@@ -106,8 +110,9 @@ def main(argv=None) -> int:
     needs_model = a.strategy in ("beam", "pure-model", "mcts")
     model, model_path = load_model(a.model, device, dev_name, arch, a.allow_device_mismatch) if needs_model else (None, None)
     scorer = model.scorer(props, not a.no_compile_penalty) if model is not None else None   # this device's properties are model inputs
+    history = History.resolve(a.history, device, arch)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-  except (DeviceError, ShapeError) as e: return fail(str(e))
+  except (DeviceError, ShapeError, HistoryError) as e: return fail(str(e))
   except KeyError as e: return fail(str(e.args[0]))
   except OSError as e: return fail(f"cannot write {a.out}: {e.strerror or e}")
   except Exception as e:
@@ -123,7 +128,7 @@ def main(argv=None) -> int:
   def progress(m):
     bars[m.kernel.key].update(1); bars[m.kernel.key].set_postfix(best_us=f"{m.best*1e6:.1f}", compiled=m.compiled)
   st = time.perf_counter()
-  found = search_kernels(kernels, device, a.strategy, Budget(budget_n, a.time_budget), scorer, a.seed, a.workers, progress)
+  found = search_kernels(kernels, device, a.strategy, Budget(budget_n, a.time_budget), scorer, a.seed, a.workers, progress, history)
   search_s = time.perf_counter() - st
   for b in bars.values(): b.close()
   for i, (k, (o, m)) in enumerate(zip(kernels, found)):
@@ -140,6 +145,7 @@ def main(argv=None) -> int:
           f"{'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}, {o.compiled} compiled, {o.timed} timed", file=sys.stderr)
   print(f"search: {len(kernels)} kernel(s) searched together in {search_s:.1f} s", file=sys.stderr)
   summary = {"workload": variant.name, "device": dev_name, "arch": arch, "strategy": a.strategy, "model": model_path,
+             "history": history.meta["path"] if history is not None else None,
              "compile_penalty": scorer is not None and not a.no_compile_penalty,
              "date": time.strftime("%Y-%m-%d"), "command": "search " + " ".join(sys.argv[1:] if argv is None else argv),
              "search_s": round(search_s, 3), "kernels": results}

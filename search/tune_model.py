@@ -55,7 +55,7 @@ from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned
 from search.cli import load_model, tune_kernel
 from search.strategies import AHEAD, STRATEGIES, Context as SearchContext, finish, prepare_all
 from search.measure import Budget, Measurer, shared_pool
-from dataset.history import History, HistoryError, default_path as default_history
+from dataset.history import History, HistoryError
 
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
@@ -425,13 +425,8 @@ def open_model(model:str|Path|Any, example_inputs:tuple|None, device:str, name:s
   return name, m, kernels, counts, module
 
 def load_history(history:str|Path|bool|None, device:str, arch:str) -> History|None:
-  if history is False: return None
-  p = default_history(device, arch) if history in (None, True) else Path(history)
-  if history is None and not p.is_file(): return None
-  try: h = History.load(p, arch)
+  try: return History.resolve(history, device, arch)
   except HistoryError as e: raise ModelError(str(e)) from None
-  h.meta["path"] = str(p)
-  return h
 
 def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|None=None, device:str|None=None, budget:int|None=None,
                time_budget:float|None=None, strategy:str="beam", cost_model:str|None=None, allow_device_mismatch:bool=False,

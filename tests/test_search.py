@@ -201,17 +201,18 @@ def test_corrupt_cache_is_a_clear_error(tmp_path):
   (["--kernel", "conv2d", "--shape", "1,4,8,8", "--out-channels", "8", "--groups", "3"], "bad shape"),
   (["--kernel", "gemm", "--shape", "0,4,4"], "bad shape for gemm: m=0"),
   (["--kernel", "gemm", "--strategy", "random", "--out", "/proc/nope/x"], "cannot write"),
+  (["--kernel", "gemm", "--history", "/nonexistent/h.json"], "no history file"),
 ])
 def test_search_cli_errors_are_one_line(args, msg):
   r = subprocess.run([sys.executable, "-m", "search.cli", "--device", "CPU", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
   assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 def test_search_cli_conv2d_with_the_shipped_cpu_model(tmp_path):
-  r = subprocess.run([sys.executable, "-m", "search.cli", "--kernel", "conv2d", "--device", "CPU", "--out", str(tmp_path), "--no-cache"],
-                     cwd=ROOT, capture_output=True, text=True, timeout=300)
+  r = subprocess.run([sys.executable, "-m", "search.cli", "--kernel", "conv2d", "--device", "CPU", "--out", str(tmp_path), "--no-cache",
+                      "--history"], cwd=ROOT, capture_output=True, text=True, timeout=300)
   assert r.returncode == 0, r.stderr
   res = json.loads((tmp_path / "result.json").read_text())
-  assert res["model"].endswith("cost_model_cpu.txt") and res["strategy"] == "beam"
+  assert res["model"].endswith("cost_model_cpu.txt") and res["strategy"] == "beam" and res["history"].endswith("history_cpu.json")
   (k,) = res["kernels"]
   assert k["verified"] and k["time_us"] <= k["hand_coded_us"] and 0 < k["timed"] and k["compiled"] >= k["timed"]
   replay = json.loads((tmp_path / "kernel0.opts.json").read_text())
