@@ -105,8 +105,8 @@ class Beam:
 
   Round 0 (seed): a model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row
   bring no better score) proposes candidates; with ctx.history (configs measured fast on kernels of the same loop nest:
-  dataset.history) it starts from the best `descent_width` of those (if there are as many) and goes `history_depths` deep, and `history_picks` of them
-  take places in the first batch;
+  dataset.history) it starts from the best `descent_width` of those (if there are as many) and goes `history_depths` deep, and
+  `history_picks` of them take places in the first batch;
   tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
   are timed together; a budget too small for two rounds is all spent in this one, and the search ends there (one_round). Later
   rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored, and `k` timed: each parent's
@@ -188,14 +188,13 @@ class Beam:
     """The first batch with up to history_picks of ctx.history's configs after the hand-coded one, in place of the model's last
     picks (the batch keeps its size, so its compile cost): measured evidence from kernels of the same nest outranks a score."""
     if self.k == 0 or not ctx.history or self.history_picks <= 0: return batch
-    keys = {key for _, key in batch[:1]}
-    hist = []
+    hand = ctx.measurer.hand if ctx.measurer is not None else hand_coded(ctx.base)
+    head = [c for c in batch[:1] if c[0] == hand]
+    keys, hist = {key for _, key in head}, []
     for o in ctx.history:
       if len(hist) >= self.history_picks: break
       if (k := replay(ctx.base, o)) is not None and k.ast.key not in keys: keys.add(k.ast.key); hist.append((o, k.ast.key))
     if not hist: return batch
-    hand = ctx.measurer.hand if ctx.measurer is not None else hand_coded(ctx.base)
-    head = [c for c in batch[:1] if c[0] == hand]
     rest = [c for c in batch[len(head):] if c[1] not in keys]
     dropped = rest[max(0, len(batch) - len(head) - len(hist)):]
     for o, _ in dropped if ctx.measurer is not None else []: ctx.measurer.drop(o)   # a queued compile of theirs is taken back
@@ -267,8 +266,8 @@ class Beam:
     while self.step(ctx): pass
 
 def seed_batch(args:tuple[bytes, str, Scorer, dict, list]) -> list[tuple[Opt, ...]]:
-  """Beam(**params)'s first batch for a kernel (AST blob, key, scorer, params, history), computed in a compile worker: the model descent costs seconds of
-  CPU per kernel, and tune-model has dozens of kernels to start at once."""
+  """Beam(**params)'s first batch for a kernel (AST blob, key, scorer, params, history), computed in a compile worker: the model
+  descent costs seconds of CPU per kernel, and tune-model has dozens of kernels to start at once."""
   blob, key, score, params, history = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history))]
 
