@@ -101,7 +101,8 @@ class History:
       nests = {k: [(float(r), opts_from_json(o), key) for r, o, key in v] for k, v in d["nests"].items()}
     except (KeyError, TypeError, ValueError) as e: raise HistoryError(f"{path} is not a history file (bad entry: {e!r})") from None
     if meta.get("tinygrad") != TINYGRAD_VERSION:
-      raise HistoryError(f"{path} was built with tinygrad {meta.get('tinygrad')}, this is {TINYGRAD_VERSION}: its opts may not apply")
+      raise HistoryError(f"{path} was built with tinygrad {meta.get('tinygrad')}, this is {TINYGRAD_VERSION}: "
+                         "its opts may not apply")
     if arch is not None and meta.get("arch") != arch: raise HistoryError(f"{path} is of {meta.get('arch')}, this device is {arch}")
     return cls(nests, meta)
 

@@ -309,7 +309,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
     first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
   marks.append(time.perf_counter())
-  if history is not None and ctxs: log(f"  history: {sum(rows[i]['history'] > 0 for i in ctxs)} of {len(ctxs)} kernels have configs measured on their loop nest")
+  if history is not None and ctxs:
+    log(f"  history: {sum(rows[i]['history'] > 0 for i in ctxs)} of {len(ctxs)} kernels have configs measured on their loop nest")
   if ctxs: log(f"  setup of {len(ctxs)} kernels: {marks[0] - st:.1f} s starting their measurers, {marks[1] - marks[0]:.1f} s timing their "
                f"defaults, {marks[2] - marks[1]:.1f} s for the model descents and first batches of {len(searchable)}")
   for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
@@ -459,7 +460,8 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   rep: dict[str, Any] = {"model": name, "source": str(model) if module is None else f"torch module {name}", "device": f"{dev_name} ({arch})",
                          "backend": device, "date": time.strftime("%Y-%m-%d"), "tinygrad": TINYGRAD_VERSION, "strategy": strategy,
                          "strategy_args": strategy_args or {}, "next_gain": next_gain,
-                         "cost_model": cm_path, "history": hist.meta.get("path") if hist else None, "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
+                         "cost_model": cm_path, "history": hist.meta.get("path") if hist else None,
+                         "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
                          "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs}
   # the search's compile workers start (spawned, each importing tinygrad) while the default latency is measured, which the run
   # waits for anyway, instead of at the start of the tuning
