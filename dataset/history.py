@@ -11,7 +11,7 @@ then pays only for timing the few configs it takes from here. Configs are kept w
 
   python -m dataset.history dataset/data/cuda.sqlite [--out models/history_sm_90.json]"""
 from __future__ import annotations
-import argparse, json, math, sys
+import argparse, json, sys
 from pathlib import Path
 from tinygrad.codegen.opt import Opt
 from tinygrad.codegen.opt.postrange import Scheduler

@@ -1,7 +1,7 @@
 """Ranker variants on the kernel-held-out split (5-fold by kernel, one seed), against the default parameters (--base: a model's
 JSON, whose parameters then are the default): each JSON argument overrides Ranker parameters; --blend [regressor|mlp] also scores a
-per-kernel z-score blend of the default ranker with the log-runtime regressor or the torch MLP; --cascade re-ranks the default ranker's top K of each kernel
-with half the weight on a second ranker trained only on configs within 2x of their kernel's best (fine steps: label_base 1.05);
+per-kernel z-score blend of the default ranker with the log-runtime regressor or the torch MLP; --cascade re-ranks the default
+ranker's top K of each kernel with half the weight on a second ranker trained only on configs within 2x of their kernel's best (fine steps: label_base 1.05);
 --average N fits the default ranker with model seeds 0..N-1 and scores each, then the per-kernel z-score average of the first 2..N.
   python scripts/cost_model_variants.py dataset/data/cuda.sqlite '{}' '{"n_estimators": 800}' --blend --threads 2
   python scripts/cost_model_variants.py dataset/data/cuda.sqlite '{}' '{"truncation": 30}' --base models/cost_model_sm_90.json --cascade"""

@@ -196,9 +196,10 @@ class Beam:
       if (k := replay(ctx.base, o)) is not None and k.ast.key not in keys: keys.add(k.ast.key); hist.append((o, k.ast.key))
     if not hist: return batch
     rest = [c for c in batch[len(head):] if c[1] not in keys]
-    dropped = rest[max(0, len(batch) - len(head) - len(hist)):]
-    for o, _ in dropped if ctx.measurer is not None else []: ctx.measurer.drop(o)   # a queued compile of theirs is taken back
-    return head + hist + rest[:max(0, len(batch) - len(head) - len(hist))]
+    keep = max(0, len(batch) - len(head) - len(hist))
+    if ctx.measurer is not None:
+      for o, _ in rest[keep:]: ctx.measurer.drop(o)   # a queued compile of the picks they replace is taken back
+    return head + hist + rest[:keep]
 
   def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None, found:tuple[list, list]|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
