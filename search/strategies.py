@@ -36,15 +36,17 @@ class Expansion:
   """The scored children of some configs: enumerating and featurizing a convolution's children costs ~0.15 s of CPU per parent,
   so with a compile pool (and a scorer that can travel to it) the parents are expanded in workers, in parallel, and the caller
   may go on meanwhile; without one they are expanded here, when asked. Workers a parent each would leave idle (a descent has 4
-  parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
-  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], pooled:bool=False):
+  parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion.
+  pooled: True, in the pool even for one parent; False, here whatever the pool (a few parents' children cost less than the jobs);
+  None, in the pool when there are several jobs."""
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], pooled:bool|None=None):
     self.ctx, self.futs, self.rows = ctx, None, None
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
     chunks = max(1, (m.workers if m is not None else 0) // max(1, len(parents)*ctx.share))
     n = len(ctx.actions)
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
     self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
-    if m is not None and m.pool is not None and (len(self.jobs) > 1 or pooled) and portable:
+    if m is not None and m.pool is not None and pooled is not False and (len(self.jobs) > 1 or pooled) and portable:
       try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
   def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
@@ -69,7 +71,7 @@ class Context:
   share: int = 1                   # kernels expanding in the compile pool at once (lockstep): a parent's actions split over the rest
   round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
   history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
-  def expand(self, parents:list[tuple[Opt, ...]], pooled:bool=False) -> Expansion: return Expansion(self, parents, pooled)
+  def expand(self, parents:list[tuple[Opt, ...]], pooled:bool|None=None) -> Expansion: return Expansion(self, parents, pooled)
 
 def _rank(rows:list[Scored], seen:set[bytes]) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
   """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
@@ -125,22 +127,17 @@ class Beam:
   history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
   name: str = "beam"
 
-  def descend(self, ctx:Context, pooled:bool=False) -> Generator[Expansion, None, tuple[list, list]]:
+  def descend(self, ctx:Context, pooled:bool|None=None) -> Generator[Expansion, None, tuple[list, list]]:
     """The model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row bring no
     better score) as a generator: it yields each depth's expansion, started (in the pool if `pooled` or several parents), before it
-    waits on it, so that several kernels' descents run in lockstep (prepare_all). Returns (the top pick of every depth that
+    waits on it, so that several kernels' descents run in lockstep (prepare_all); pooled=False keeps them here. Returns (the top pick of every depth that
     improved the best score, best first; every scored child, best first)."""
     beam, seen, picks, pool, best, stale = [()], {ctx.base.ast.key}, [], [], -math.inf, 0
     depths = self.max_depth
-    if self.history_depths > 0 and self.k != 0 and ctx.history:
-      # configs measured fast on this loop nest are better roots than the unoptimized kernel, and a descent of a depth or two from
-      # them costs a fraction of one from the root (GPT-2's attention kernels descend 11 deep). Fewer than descent_width of them is
-      # a weak match (GPT-2's largest GEMM, 3 configs of its nest: 257 us from them in two runs, 109 us descending from the root)
-      roots = [(o, k.ast.key) for o in ctx.history[:self.descent_width] if (k := replay(ctx.base, o)) is not None]
-      if len(roots) >= self.descent_width:
-        beam, depths = [o for o, _ in roots], self.history_depths
-        seen.update(key for _, key in roots)
-        if ctx.measurer is not None: ctx.measurer.prefetch(beam[:self.history_picks])   # the first batch's: compiling meanwhile
+    if roots := self.history_roots(ctx):
+      beam, depths = [o for o, _ in roots], self.history_depths
+      seen.update(key for _, key in roots)
+      if ctx.measurer is not None: ctx.measurer.prefetch(beam[:self.history_picks])   # the first batch's: compiling meanwhile
     for _ in range(depths):
       yield (ex := ctx.expand(beam, pooled))
       ranked, scores = _rank(ex.result(), seen)
@@ -158,6 +155,15 @@ class Beam:
         # still queues, is taken back (GPT-2's attention kernels descend 11 deep: 3 compiles each of ~1 s of a worker, for nothing)
         if len(picks) > (n := self.first_batch(ctx)) and self.k != 0: ctx.measurer.drop(picks[n][0])
     return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
+
+  def history_roots(self, ctx:Context) -> list[tuple[tuple[Opt, ...], bytes]]:
+    """Where the descent starts instead of the root, if anywhere: the best descent_width of ctx.history's configs. Configs measured
+    fast on this loop nest are better roots than the unoptimized kernel, and a descent of a depth or two from them costs a fraction
+    of one from the root (GPT-2's attention kernels descend 11 deep). Fewer than descent_width of them is a weak match (GPT-2's
+    largest GEMM, 3 configs of its nest: 257 us from them in two runs, 109 us descending from the root): none then."""
+    if self.history_depths <= 0 or self.k == 0 or not ctx.history: return []
+    roots = [(o, k.ast.key) for o in ctx.history[:self.descent_width] if (k := replay(ctx.base, o)) is not None]
+    return roots if len(roots) >= self.descent_width else []
 
   def one_round(self, ctx:Context) -> bool:
     """Whether the measurement budget is too small to pay for two rounds of seed_picks: then the first batch takes all of it (less
@@ -190,9 +196,9 @@ class Beam:
     if self.k == 0 or not ctx.history or self.history_picks <= 0: return batch
     hand = ctx.measurer.hand if ctx.measurer is not None else hand_coded(ctx.base)
     head = [c for c in batch[:1] if c[0] == hand]
-    keys, hist = {key for _, key in head}, []
+    keys, hist, room = {key for _, key in head}, [], min(self.history_picks, len(batch) - len(head))   # a one-round batch may be small
     for o in ctx.history:
-      if len(hist) >= self.history_picks: break
+      if len(hist) >= room: break
       if (k := replay(ctx.base, o)) is not None and k.ast.key not in keys: keys.add(k.ast.key); hist.append((o, k.ast.key))
     if not hist: return batch
     rest = [c for c in batch[len(head):] if c[1] not in keys]
@@ -276,12 +282,14 @@ LOCKSTEP = 8   # at least this many kernels may descend together, each depth's e
 # has workers may: one kernel per worker would leave workers idle and wait on the slowest descent (GPT-2's 11 kernels: 0.5-4 s of CPU
 # each, 20 s in all, on a 15-worker pool); more kernels than workers: one kernel per worker
 
-def _lockstep(strat:Beam, ctxs:list[Context]) -> list[tuple[list, list]|None]:
+def _lockstep(strat:Beam, ctxs:list[Context], meanwhile:Callable[[], None]=lambda: None) -> list[tuple[list, list]|None]:
   """The kernels' model descents side by side: every kernel's next depth is started in the pool before any is waited on, so a
   workload of a few kernels descends in the time of its slowest (one kernel per worker would take its 4 parents one by one).
-  Per kernel: what its descent found (Beam.prepare's `found`), or None if it failed (prepare descends again, here)."""
+  `meanwhile` runs once their first depths are started. Per kernel: what its descent found (Beam.prepare's `found`), or None if it
+  failed (prepare descends again, here)."""
   gens = {i: strat.descend(c, pooled=True) for i, c in enumerate(ctxs)}
   out: list = [None]*len(ctxs)
+  first = True
   while gens:
     # the descents still going share the pool: as the shallow ones end, the deep ones' parents split over more workers
     for i in gens: ctxs[i].share = len(gens)
@@ -289,26 +297,38 @@ def _lockstep(strat:Beam, ctxs:list[Context]) -> list[tuple[list, list]|None]:
       try: next(gens[i])
       except StopIteration as e: out[i] = e.value; del gens[i]
       except Exception: del gens[i]
-  for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
+    if first: meanwhile(); first = False
   return out
 
 def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
-  """Every context's first batch (Beam.prepare), compiling at once. With several kernels the model descents run in the compile
-  pool where the scorer can travel there: in lockstep, their expansions spread over the workers (up to LOCKSTEP kernels, or as many
-  as the pool has workers), or one kernel per worker (seconds of CPU each; tune-model has dozens); one kernel's descent runs here,
-  its expansions spread over the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one
-  kernel's batch at a time. Per context: its batch, or why it could not be prepared."""
+  """Every context's first batch (Beam.prepare), compiling at once. With several kernels the model descents from the root run in
+  the compile pool where the scorer can travel there: in lockstep, their expansions spread over the workers (up to LOCKSTEP
+  kernels, or as many as the pool has workers), or one kernel per worker (seconds of CPU each; tune-model has dozens); the descents
+  from history roots (a depth: a few parents' children) run here meanwhile, and so does one kernel's descent, its expansions spread
+  over the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time.
+  Per context: its batch, or why it could not be prepared."""
   if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
   remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
     c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)
   futs, found = {}, [None]*len(ctxs)
-  if remote and len(ctxs) <= max(LOCKSTEP, ctxs[0].measurer.workers): found = _lockstep(strat, ctxs)
-  elif remote:
+  # a one-depth descent as pool jobs cost more than here: GPT-2's 11 kernels (10 from history roots) took 6.5-7.1 s of setup in the
+  # pool on the H200 host (2026-11-24), and their descents 3.6 s one after another in one process of a 2-vCPU machine
+  near = [i for i, c in enumerate(ctxs) if remote and strat.history_roots(c)]
+  far = [i for i in range(len(ctxs)) if remote and i not in set(near)]
+  def here():
+    for i in near:
+      with contextlib.suppress(Exception): found[i] = _drive(strat.descend(ctxs[i], pooled=False))
+  if far and len(far) <= max(LOCKSTEP, ctxs[0].measurer.workers):
+    for i, f in zip(far, _lockstep(strat, [ctxs[i] for i in far], here)): found[i] = f
+  else:
     params = {f.name: getattr(strat, f.name) for f in fields(strat)}
-    for i, c in enumerate(ctxs):
-      m = c.measurer
+    for i in far:
+      c, m = ctxs[i], ctxs[i].measurer
       with contextlib.suppress(Exception):
         futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
+    here()
+  if remote:
+    for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
   out: list = []
   for i, c in enumerate(ctxs):
     try: batch = futs[i].result() if i in futs else None

@@ -254,17 +254,27 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
 
 def test_kernels_descend_in_lockstep_to_their_local_batches():
   # a workload's few kernels descend together, each depth's expansions in the pool: the same first batches as one by one here,
-  # all of the measurement budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup)
+  # all of the measurement budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup);
+  # a kernel with history roots descends one depth, here (pool jobs would cost more), to the same batch
   from models.cost_model import CostModel
   from search.strategies import Beam, prepare_all
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
-  ks = [_kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32"), _kernel("gemm:m=32:k=64:n=32:fp32")]
+  ks = [_kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32"), _kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("gemm:m=64:k=64:n=64:fp32")]
+  known = [tuple(c.applied_opts) for _, c in children(scheduler(ks[2].ast, CPU))[3:7]]   # four valid configs, as if measured on its nest
+  hists = [[], [], known]
+  class Spy(Beam):
+    def descend(self, ctx, pooled=None):
+      calls.append((ctx.base.ast.key, pooled))
+      return super().descend(ctx, pooled)
   for n in (3, None):
+    calls = []
     ms = [Measurer(k, "CPU", Budget(measurements=n), workers=2) for k in ks]
-    ctxs = [Context(scheduler(k.ast, CPU), m, score) for k, m in zip(ks, ms)]
-    got = prepare_all(Beam(), ctxs)
-    local = [[o for o, _ in Beam()._seed(Context(scheduler(k.ast, CPU), m, score))] for k, m in zip(ks, ms)]
-    assert got == local and [len(b) for b in got] == [3 if n else 9]*2 and all(m.compiled >= len(b) for m, b in zip(ms, got))
+    ctxs = [Context(scheduler(k.ast, CPU), m, score, history=h) for k, m, h in zip(ks, ms, hists)]
+    got = prepare_all(Spy(), ctxs)
+    local = [Beam().prepare(Context(scheduler(k.ast, CPU), m, score, history=h)) for k, m, h in zip(ks, ms, hists)]
+    assert got == local and [len(b) for b in got] == [3 if n else 9]*3 and all(m.compiled >= len(b) for m, b in zip(ms, got))
+    assert dict(calls) == {ctxs[0].base.ast.key: True, ctxs[1].base.ast.key: True, ctxs[2].base.ast.key: False}
+    assert all(c.share == 3 for c in ctxs)
     for m in ms: m.close()
 
 def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatch):
