@@ -37,16 +37,15 @@ class Expansion:
   so with a compile pool (and a scorer that can travel to it) the parents are expanded in workers, in parallel, and the caller
   may go on meanwhile; without one they are expanded here, when asked. Workers a parent each would leave idle (a descent has 4
   parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion.
-  pooled: True, in the pool even for one parent; False, here whatever the pool (a few parents' children cost less than the jobs);
-  None, in the pool when there are several jobs."""
-  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], pooled:bool|None=None):
+  pooled=False keeps them here whatever the pool (a depth from history roots costs less than its jobs would wait in the pool)."""
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], pooled:bool=True):
     self.ctx, self.futs, self.rows = ctx, None, None
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
     chunks = max(1, (m.workers if m is not None else 0) // max(1, len(parents)*ctx.share))
     n = len(ctx.actions)
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
     self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
-    if m is not None and m.pool is not None and pooled is not False and (len(self.jobs) > 1 or pooled) and portable:
+    if m is not None and m.pool is not None and pooled and len(self.jobs) > 1 and portable:
       try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
   def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
@@ -68,10 +67,10 @@ class Context:
   actions: list[Opt] = field(default_factory=lambda: ACTIONS)
   final_picks: list[tuple[Opt, ...]] = field(default_factory=list)  # model's picks left for the final verification
   state: dict = field(default_factory=dict)   # where a search stopped, so that a later run() with more budget goes on from there
-  share: int = 1                   # kernels expanding in the compile pool at once (lockstep): a parent's actions split over the rest
+  share: int = 1                   # kernels expanding in the compile pool at once: a parent's actions split over the rest
   round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
   history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
-  def expand(self, parents:list[tuple[Opt, ...]], pooled:bool|None=None) -> Expansion: return Expansion(self, parents, pooled)
+  def expand(self, parents:list[tuple[Opt, ...]], pooled:bool=True) -> Expansion: return Expansion(self, parents, pooled)
 
 def _rank(rows:list[Scored], seen:set[bytes]) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
   """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
@@ -127,11 +126,10 @@ class Beam:
   history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
   name: str = "beam"
 
-  def descend(self, ctx:Context, pooled:bool|None=None) -> Generator[Expansion, None, tuple[list, list]]:
+  def descend(self, ctx:Context, pooled:bool=True) -> Generator[Expansion, None, tuple[list, list]]:
     """The model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row bring no
-    better score) as a generator: it yields each depth's expansion, started (in the pool if `pooled` or several parents), before it
-    waits on it, so that several kernels' descents run in lockstep (prepare_all); pooled=False keeps them here. Returns (the top pick of every depth that
-    improved the best score, best first; every scored child, best first)."""
+    better score) as a generator: it yields each depth's expansion, started (in the pool unless not `pooled`), before it waits on
+    it. Returns (the top pick of every depth that improved the best score, best first; every scored child, best first)."""
     beam, seen, picks, pool, best, stale = [()], {ctx.base.ast.key}, [], [], -math.inf, 0
     depths = self.max_depth
     if roots := self.history_roots(ctx):
@@ -209,7 +207,7 @@ class Beam:
 
   def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None, found:tuple[list, list]|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: that batch as seed_batch computed it in a worker; `found`: the model descent's result, as prepare_all's lockstep ran it."""
+    `batch`: that batch as seed_batch computed it in a worker; `found`: the model descent's result, as prepare_all ran it here."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
@@ -278,61 +276,35 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict, list]) -> list[tuple[Opt, ..
   blob, key, score, params, history = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history))]
 
-LOCKSTEP = 8   # at least this many kernels may descend together, each depth's expansions spread over the pool; as many as the pool
-# has workers may: one kernel per worker would leave workers idle and wait on the slowest descent (GPT-2's 11 kernels: 0.5-4 s of CPU
-# each, 20 s in all, on a 15-worker pool); more kernels than workers: one kernel per worker
-
-def _lockstep(strat:Beam, ctxs:list[Context], meanwhile:Callable[[], None]=lambda: None) -> list[tuple[list, list]|None]:
-  """The kernels' model descents side by side: every kernel's next depth is started in the pool before any is waited on, so a
-  workload of a few kernels descends in the time of its slowest (one kernel per worker would take its 4 parents one by one).
-  `meanwhile` runs once their first depths are started. Per kernel: what its descent found (Beam.prepare's `found`), or None if it
-  failed (prepare descends again, here)."""
-  gens = {i: strat.descend(c, pooled=True) for i, c in enumerate(ctxs)}
-  out: list = [None]*len(ctxs)
-  first = True
-  while gens:
-    # the descents still going share the pool: as the shallow ones end, the deep ones' parents split over more workers
-    for i in gens: ctxs[i].share = len(gens)
-    for i in list(gens):
-      try: next(gens[i])
-      except StopIteration as e: out[i] = e.value; del gens[i]
-      except Exception: del gens[i]
-    if first: meanwhile(); first = False
-  return out
-
 def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
-  """Every context's first batch (Beam.prepare), compiling at once. With several kernels the model descents from the root run in
-  the compile pool where the scorer can travel there: in lockstep, their expansions spread over the workers (up to LOCKSTEP
-  kernels, or as many as the pool has workers), or one kernel per worker (seconds of CPU each; tune-model has dozens); the descents
-  from history roots (a depth: a few parents' children) run here meanwhile, and so does one kernel's descent, its expansions spread
+  """Every context's first batch (Beam.prepare), compiling at once. With several kernels and a scorer that can travel to the compile
+  pool, each model descent from the root runs there, one kernel per worker (seconds of CPU each; tune-model has dozens), while the
+  descents from history roots (one depth: a few parents' children) run here; one kernel's descent runs here, its expansions spread
   over the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time.
   Per context: its batch, or why it could not be prepared."""
   if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
   remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
     c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)
   futs, found = {}, [None]*len(ctxs)
-  # a one-depth descent as pool jobs cost more than here: GPT-2's 11 kernels (10 from history roots) took 6.5-7.1 s of setup in the
-  # pool on the H200 host (2026-11-24), and their descents 3.6 s one after another in one process of a 2-vCPU machine
+  # A descent whose depths are pool jobs waits behind the compiles queued there (each depth's top pick, the history roots): GPT-2's
+  # 11 kernels, 2 of them from the root, descending depth by depth in the pool took 6.5-7.7 s of setup on the H200 host
+  # (2026-11-24), and all 11 descents take 3.6 s one after another in one process of a 2-vCPU machine; the deep ones go first
   near = [i for i, c in enumerate(ctxs) if remote and strat.history_roots(c)]
-  far = [i for i in range(len(ctxs)) if remote and i not in set(near)]
-  def here():
-    for i in near:
-      with contextlib.suppress(Exception): found[i] = _drive(strat.descend(ctxs[i], pooled=False))
-  if far and len(far) <= max(LOCKSTEP, ctxs[0].measurer.workers):
-    for i, f in zip(far, _lockstep(strat, [ctxs[i] for i in far], here)): found[i] = f
-  else:
-    params = {f.name: getattr(strat, f.name) for f in fields(strat)}
-    for i in far:
-      c, m = ctxs[i], ctxs[i].measurer
-      with contextlib.suppress(Exception):
-        futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
-    here()
+  params = {f.name: getattr(strat, f.name) for f in fields(strat)}
+  for i in (i for i in range(len(ctxs)) if remote and i not in near):
+    c, m = ctxs[i], ctxs[i].measurer
+    with contextlib.suppress(Exception):
+      futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
+  for i in near:
+    with contextlib.suppress(Exception): found[i] = _drive(strat.descend(ctxs[i], pooled=False))
+    ctxs[i].measurer.mark("descended")
   if remote:
     for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
   out: list = []
   for i, c in enumerate(ctxs):
     try: batch = futs[i].result() if i in futs else None
     except Exception: batch = None   # computed here, then
+    c.measurer.mark("descended")
     try: out.append(strat.prepare(c, batch, found[i]))
     except Exception as e: out.append(e); continue
     c.measurer.prefetch(out[-1])

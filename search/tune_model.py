@@ -352,6 +352,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     # where a kernel's tuning seconds went: its share of the setup, waiting on compiles, timing on the device, the final check;
     # the rest of search_s is the search's own CPU (scoring children) and waiting for the pool (compile_wait_s counts the default's)
     r["phases"] = {"setup_s": r["tune_s"], "compile_wait_s": m.compile_s, "timing_s": m.time_s}
+    r["marks"] = dict(m.marks)   # seconds since its measurer started at which it reached its phases (e.g. first_batch)
     if alloc[j] == 0 or r["status"] is not None:   # never searched (or failed): the default, cached too so a rerun has nothing left to decide
       r.update(status=r["status"] or "default", hand_coded_us=r["default_us"], tuned_us=r["default_us"], timed=m.timed - base[i],
                compiled=m.compiled, tune_s=r["tune_s"] + r["search_s"])

@@ -252,10 +252,10 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   assert len(one.jobs) == 2 and one.futs is not None and one.result() == Expansion(Context(ctx.base, None, score), parents[:1]).result()
   m.close()
 
-def test_kernels_descend_in_lockstep_to_their_local_batches():
-  # a workload's few kernels descend together, each depth's expansions in the pool: the same first batches as one by one here,
-  # all of the measurement budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup);
-  # a kernel with history roots descends one depth, here (pool jobs would cost more), to the same batch
+def test_kernels_descend_in_the_pool_to_their_local_batches():
+  # a workload's kernels descend from the root in the pool, one per worker, to the same first batches as one by one here: all of
+  # the measurement budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup); a
+  # kernel with history roots descends one depth, here (pool jobs would wait behind the compiles), to the same batch
   from models.cost_model import CostModel
   from search.strategies import Beam, prepare_all
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
@@ -273,7 +273,7 @@ def test_kernels_descend_in_lockstep_to_their_local_batches():
     got = prepare_all(Spy(), ctxs)
     local = [Beam().prepare(Context(scheduler(k.ast, CPU), m, score, history=h)) for k, m, h in zip(ks, ms, hists)]
     assert got == local and [len(b) for b in got] == [3 if n else 9]*3 and all(m.compiled >= len(b) for m, b in zip(ms, got))
-    assert dict(calls) == {ctxs[0].base.ast.key: True, ctxs[1].base.ast.key: True, ctxs[2].base.ast.key: False}
+    assert calls == [(ctxs[2].base.ast.key, False)]   # the others descended in workers
     assert all(c.share == 3 for c in ctxs)
     for m in ms: m.close()
 
