@@ -252,6 +252,9 @@ class Beam:
     if st["stopped"]: return False
     if st["batch"] is None:
       if st["rounds"] >= st["max_rounds"]: st["stopped"] = True; return False
+      # no budget to time it: the next round is not expanded now, only when a run() with more budget needs it (tune-model's
+      # kernels waited 2-4.5 s each for an expansion queued behind the pool's compiles, after their one budgeted round)
+      if not ctx.measurer.has_budget(): return False
       self._next(ctx)
       if not st["batch"]: st["stopped"] = True; return False
     try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=True)

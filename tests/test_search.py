@@ -376,3 +376,22 @@ def test_the_first_batch_starts_from_history_and_keeps_its_size():
       assert all(len(o) == 2 and o[:1] in known for o in batch[4:])   # the model's picks: one depth below the history's configs
     m.close()
   assert sizes[0] == sizes[1] == Beam().seed_picks + 1
+
+def test_no_next_round_is_expanded_without_budget_for_it():
+  # tune-model gives a kernel one round's budget at a time: once it is spent, the search returns without expanding a next round
+  # (whose pool jobs would wait behind the compiles), and expands it when a later run() brings more budget
+  from search.strategies import Beam
+  k = _kernel("gemm:m=64:k=64:n=64:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=40))
+  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+  b, calls = Beam(), []
+  first = b.prepare(ctx)
+  m.budget.measurements = len(first)
+  orig = b._next
+  b._next = lambda c, wait=True: (calls.append(wait), orig(c, wait))[1]
+  b.run(ctx)
+  assert 0 < m.timed <= len(first) and not calls and not ctx.state["stopped"]
+  timed, m.budget.measurements = m.timed, m.timed + 6
+  b.run(ctx)
+  assert calls and m.timed > timed
+  m.close()
