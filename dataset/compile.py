@@ -18,7 +18,7 @@ from dataset.sampler import model_children, propose, replay
 @dataclass(frozen=True)
 class Task:
   key: str                       # kernel key
-  kind: str                      # 'fixed' | 'hand' | 'random' | 'expand' | 'mutate' | 'model'
+  kind: str                      # 'fixed' | 'hand' | 'random' | 'expand' | 'beam' | 'mutate' | 'model'
   parent: tuple[Opt, ...] = ()
   avoid: frozenset = frozenset()      # opt sequences already measured
   avoid_asts: frozenset = frozenset() # optimized-AST keys already measured: other opts, same kernel code

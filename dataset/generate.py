@@ -189,7 +189,7 @@ class Generator:
     status = "wrong" if err is not None else "ok"
     self.store.finish(rid, status, t, times, early, c.compile_s, checked, err)
     p.done += 1
-    if status == "ok": p.ok.append((t, c.opts)); self.stats["ok"] += 1
+    if status == "ok": p.on_ok(t, c.opts, c.task.kind); self.stats["ok"] += 1
     else: self.stats["failed"] += 1
 
 def extract_into(store:Store, variants:list[Variant], device:str, progress:bool=True, beat=lambda: None):
@@ -213,7 +213,7 @@ def _num(x) -> float|None:
 def parse_mix(s:str) -> dict[str, float]:
   try: mix = {k: float(w) for k, w in (kv.split("=") for kv in s.split(","))}
   except ValueError: raise argparse.ArgumentTypeError(f"--mix {s!r}: expected KIND=WEIGHT,... (e.g. expand=0.5,mutate=0.5)") from None
-  if bad := set(mix) - {"random", "expand", "mutate", "model"}: raise argparse.ArgumentTypeError(f"--mix: unknown kinds {sorted(bad)}")
+  if bad := set(mix) - {"random", "expand", "beam", "mutate", "model"}: raise argparse.ArgumentTypeError(f"--mix: unknown kinds {sorted(bad)}")
   if not any(w > 0 for w in mix.values()) or any(w < 0 for w in mix.values()): raise argparse.ArgumentTypeError("--mix: weights must be >= 0, one > 0")
   return mix
 
@@ -235,7 +235,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                   "children of each kernel's best measured ones (active learning: its mistakes become training data)")
   ap.add_argument("--mix", type=parse_mix, default=None, metavar="KIND=W,...", help="proposal kinds and weights once a kernel has "
                   f"measured configs (default {','.join(f'{k}={v}' for k, v in MIX.items())}; with --model "
-                  f"{','.join(f'{k}={v}' for k, v in MODEL_MIX.items())}); e.g. expand=0.5,mutate=0.5: a measured climb from the best")
+                  f"{','.join(f'{k}={v}' for k, v in MODEL_MIX.items())}); e.g. expand=0.5,mutate=0.5: a measured climb from the best; "
+                  "beam=1: a measured climb from the root, BEAM-style (dataset.plan)")
   ap.add_argument("--hang-timeout", type=float, default=120.0, help="seconds without progress before the run is restarted")
   ap.add_argument("--no-progress", action="store_true")
   ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)

@@ -114,7 +114,7 @@ def reference_opts(base:Scheduler, threads:int=256) -> tuple[Opt, ...]:
   return opts
 
 def propose(base:Scheduler, kind:str, rng:random.Random, parent:tuple[Opt, ...]=(), avoid:frozenset=frozenset()) -> tuple[Opt, ...]|None:
-  """One opt sequence of the given kind: 'fixed' (the parent itself), 'hand', 'random', 'expand' or 'mutate' ('model' proposals
+  """One opt sequence of the given kind: 'fixed' (the parent itself), 'hand', 'random', 'expand'/'beam' or 'mutate' ('model' proposals
   are model_children's, in order)."""
   if kind == "fixed": return parent if replay(base, parent) is not None else None
   if kind == "hand": return hand_coded(base)
@@ -122,6 +122,6 @@ def propose(base:Scheduler, kind:str, rng:random.Random, parent:tuple[Opt, ...]=
     for _ in range(4):
       if (seq := random_walk(base, rng, rng.randint(1, 8))) and seq not in avoid: return seq
     return None
-  if kind == "expand": return expand(base, parent, rng, avoid)
+  if kind in ("expand", "beam"): return expand(base, parent, rng, avoid)   # 'beam': an expand whose parents the plan picks
   if kind == "mutate": return mutate(base, parent, rng, avoid=avoid)
   raise ValueError(f"unknown proposal kind {kind!r}")

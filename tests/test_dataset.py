@@ -126,6 +126,17 @@ def test_generate_mix_climbs_from_the_measured_configs_only(tmp_path):
   bad = _gen(tmp_path / "d.sqlite", "--kernels", "softmax:rows=64:cols=128:fp32", "--mix", "model=1")
   assert bad.wait(timeout=120) == 2 and "needs --model" in bad.stdout.read()
 
+def test_generate_beam_mix_climbs_from_the_root(tmp_path):
+  # --mix beam=1: every proposal is a child of the root or of a config the climb itself measured, never of the hand-coded config
+  # (or anything else the store holds), and it goes deeper than one step
+  out = tmp_path / "b.sqlite"
+  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "16", "--mix", "beam=1")
+  assert r.wait(timeout=300) == 0, r.stdout.read()
+  rows = [(opts_from_json(json.loads(o)), src) for o, src in sqlite3.connect(out).execute("SELECT opts, source FROM measurements")]
+  beam = {o for o, src in rows if src == "beam"}
+  assert {src for _, src in rows} <= {"fixed", "hand", "beam"} and beam
+  assert all(o[:-1] == () or o[:-1] in beam for o in beam) and max(len(o) for o in beam) >= 2
+
 def test_store_pending_rows_are_retried_once_then_marked_hang(tmp_path):
   s = Store(tmp_path / "s.sqlite")
   rid = s.begin("k", [["UPCAST", 0, 4]], "dev", "arch", "0.14.0", "random")
