@@ -22,7 +22,8 @@ EXIT_RESTART = 3   # the child asks to be restarted (device context unusable)
 class Generator:
   def __init__(self, store:Store, variants:list[Variant], device:str, samples:int, seed:int=0, workers:int|None=None,
                deadline:float=math.inf, check_frac:float=0.1, early_factor:float=4.0, cap_s:float=1.0, compile_timeout:int=20,
-               heartbeat:Path|None=None, progress:bool=True, model:str|None=None, mix:dict[str, float]|None=None):
+               heartbeat:Path|None=None, progress:bool=True, model:str|None=None, mix:dict[str, float]|None=None,
+               only:set[str]|None=None):
     self.store, self.device, self.samples, self.deadline, self.heartbeat = store, device, samples, deadline, heartbeat
     self.check_frac, self.early_factor, self.cap_s, self.progress = check_frac, early_factor, cap_s, progress
     self.rng = random.Random(seed)
@@ -36,7 +37,7 @@ class Generator:
     if model is not None:   # the compile workers score with it (the scorer pickles as the model's path; each loads it once)
       from models.cost_model import CostModel
       self.score = CostModel.load(model, arch=self.arch).scorer(props, compile_penalty=False)   # its favourites, slow compiles too
-    self.variants, self.mix = variants, mix or (MODEL_MIX if self.score is not None else MIX)
+    self.variants, self.mix, self.only = variants, mix or (MODEL_MIX if self.score is not None else MIX), only
     self.stats = {"ok": 0, "failed": 0, "duplicates": 0, "empty": 0, "pool_restarts": 0}
     self.phase = {k: 0.0 for k in ("wait", "bench", "time", "check")}  # main-process seconds: wait = compile-bound
 
@@ -46,6 +47,9 @@ class Generator:
   def run(self) -> dict:
     extract_into(self.store, self.variants, self.device, self.progress, self.beat)
     kernels = self.store.kernels(self.device, [v.name for v in self.variants])
+    if self.only is not None:   # --only-kernels: these of the variants' kernels, by name
+      if missing := self.only - {k["name"] for k in kernels}: raise ShapeError(f"--only-kernels: no such kernel in --kernels: {sorted(missing)}")
+      kernels = [k for k in kernels if k["name"] in self.only]
     measured = self.store.measured(self.dev_name)
     plans = {}
     for k in kernels:
@@ -237,6 +241,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                   f"measured configs (default {','.join(f'{k}={v}' for k, v in MIX.items())}; with --model "
                   f"{','.join(f'{k}={v}' for k, v in MODEL_MIX.items())}); e.g. expand=0.5,mutate=0.5: a measured climb from the best; "
                   "beam=1: a measured climb from the root, BEAM-style (dataset.plan)")
+  ap.add_argument("--only-kernels", default=None, metavar="NAME,...", help="measure only these of the --kernels' kernels (names as "
+                  "dataset-stats lists them, e.g. resnet50:batch=32:fp32#26)")
   ap.add_argument("--hang-timeout", type=float, default=120.0, help="seconds without progress before the run is restarted")
   ap.add_argument("--no-progress", action="store_true")
   ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
@@ -284,8 +290,10 @@ def child(a, device:str, out:Path) -> int:
   store = Store(out)
   try:
     g = Generator(store, select(a.kernels, device), device, a.samples_per_kernel, a.seed, a.workers, a._deadline,
-                  a.check_frac, heartbeat=out.with_suffix(".heartbeat"), progress=not a.no_progress, model=a.model, mix=a.mix)
+                  a.check_frac, heartbeat=out.with_suffix(".heartbeat"), progress=not a.no_progress, model=a.model, mix=a.mix,
+                  only=set(a.only_kernels.split(",")) if a.only_kernels else None)
     summary = g.run()
+  except ShapeError as e: return fail(str(e))   # the supervisor passes it on (exit 2) instead of resuming
   finally: store.close(compact=True)
   print(json.dumps({"summary": summary}))
   return 0
@@ -313,7 +321,7 @@ def supervise(a, device:str, out:Path, argv:list[str]) -> int:
       if time.time() - hb.stat().st_mtime > a.hang_timeout:
         print(f"\ngenerate-dataset: no progress for {a.hang_timeout:.0f} s: killing the run, recording the config as hung, resuming", file=sys.stderr)
         proc.kill(); proc.wait(); rc = -9; break
-    if rc == 0: hb.unlink(missing_ok=True); return 0
+    if rc in (0, 2): hb.unlink(missing_ok=True); return rc   # 2: the child's one-line error (e.g. --only-kernels)
     fails = 0 if _progress(out) > before else fails + 1
     if fails >= 3: print("generate-dataset: error: the run keeps failing without progress; giving up", file=sys.stderr); return 1
     if time.time() > deadline: return 0

@@ -136,6 +136,9 @@ def test_generate_beam_mix_climbs_from_the_root(tmp_path):
   beam = {o for o, src in rows if src == "beam"}
   assert {src for _, src in rows} <= {"fixed", "hand", "beam"} and beam
   assert all(o[:-1] == () or o[:-1] in beam for o in beam) and max(len(o) for o in beam) >= 2
+  # --only-kernels: a name the variants do not have is a one-line error, not a run that resumes
+  bad = _gen(tmp_path / "e.sqlite", "--kernels", "softmax:rows=64:cols=128:fp32", "--only-kernels", "softmax:rows=64:cols=128:fp32#9")
+  assert bad.wait(timeout=120) == 2 and "no such kernel" in bad.stdout.read()
 
 def test_store_pending_rows_are_retried_once_then_marked_hang(tmp_path):
   s = Store(tmp_path / "s.sqlite")
