@@ -10,7 +10,7 @@ and enforces the budget); the answer is the fastest verified config measured, ne
 from __future__ import annotations
 import contextlib, math, random
 from dataclasses import dataclass, field, fields
-from typing import Callable, Generator
+from typing import Callable
 import numpy as np
 from tinygrad.codegen.opt import Opt
 from tinygrad.codegen.opt.postrange import Scheduler
@@ -36,16 +36,15 @@ class Expansion:
   """The scored children of some configs: enumerating and featurizing a convolution's children costs ~0.15 s of CPU per parent,
   so with a compile pool (and a scorer that can travel to it) the parents are expanded in workers, in parallel, and the caller
   may go on meanwhile; without one they are expanded here, when asked. Workers a parent each would leave idle (a descent has 4
-  parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion.
-  pooled=False keeps them here whatever the pool (a depth from history roots costs less than its jobs would wait in the pool)."""
-  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], pooled:bool=True):
+  parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]]):
     self.ctx, self.futs, self.rows = ctx, None, None
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
     chunks = max(1, (m.workers if m is not None else 0) // max(1, len(parents)*ctx.share))
     n = len(ctx.actions)
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
     self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
-    if m is not None and m.pool is not None and pooled and len(self.jobs) > 1 and portable:
+    if m is not None and m.pool is not None and len(self.jobs) > 1 and portable:
       try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
   def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
@@ -70,7 +69,7 @@ class Context:
   share: int = 1                   # kernels expanding in the compile pool at once: a parent's actions split over the rest
   round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
   history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
-  def expand(self, parents:list[tuple[Opt, ...]], pooled:bool=True) -> Expansion: return Expansion(self, parents, pooled)
+  def expand(self, parents:list[tuple[Opt, ...]]) -> Expansion: return Expansion(self, parents)
 
 def _rank(rows:list[Scored], seen:set[bytes]) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
   """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
@@ -92,12 +91,6 @@ def _round_robin(ranked:list, parents:list[tuple[Opt, ...]], k:int) -> list:
     for q in queues:
       if q and len(out) < k: out.append(q.pop(0))
   return out
-
-def _drive(gen:Generator):
-  """Run a generator to its end; its return value."""
-  while True:
-    try: next(gen)
-    except StopIteration as e: return e.value
 
 @dataclass
 class Beam:
@@ -126,10 +119,10 @@ class Beam:
   history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
   name: str = "beam"
 
-  def descend(self, ctx:Context, pooled:bool=True) -> Generator[Expansion, None, tuple[list, list]]:
-    """The model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row bring no
-    better score) as a generator: it yields each depth's expansion, started (in the pool unless not `pooled`), before it waits on
-    it. Returns (the top pick of every depth that improved the best score, best first; every scored child, best first)."""
+  def descend(self, ctx:Context) -> tuple[list, list]:
+    """The model-only descent: the best `descent_width` children per depth (each depth's expansion in the pool, if any), until
+    `descent_patience`+1 depths in a row bring no better score. Returns (the top pick of every depth that improved the best score,
+    best first; every scored child, best first)."""
     beam, seen, picks, pool, best, stale = [()], {ctx.base.ast.key}, [], [], -math.inf, 0
     depths = self.max_depth
     if roots := self.history_roots(ctx):
@@ -137,8 +130,7 @@ class Beam:
       seen.update(key for _, key in roots)
       if ctx.measurer is not None: ctx.measurer.prefetch(beam[:self.history_picks])   # the first batch's: compiling meanwhile
     for _ in range(depths):
-      yield (ex := ctx.expand(beam, pooled))
-      ranked, scores = _rank(ex.result(), seen)
+      ranked, scores = _rank(ctx.expand(beam).result(), seen)
       if not ranked: break
       pool += zip(scores.tolist(), ranked)
       beam = [o for o, _ in ranked[:self.descent_width]]
@@ -176,8 +168,8 @@ class Beam:
     """Model picks in the first batch (see one_round)."""
     return ctx.measurer.budget.measurements - 1 if self.one_round(ctx) else self.seed_picks
 
-  def _seed(self, ctx:Context, found:tuple[list, list]|None=None) -> list:
-    picks, pool = found if found is not None else _drive(self.descend(ctx))
+  def _seed(self, ctx:Context) -> list:
+    picks, pool = self.descend(ctx)
     if self.k == 0: return picks
     n = self.first_batch(ctx)
     hand = hand_coded(ctx.base)
@@ -205,13 +197,13 @@ class Beam:
       for o, _ in rest[keep:]: ctx.measurer.drop(o)   # a queued compile of the picks they replace is taken back
     return head + hist + rest[:keep]
 
-  def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None, found:tuple[list, list]|None=None) -> list[tuple[Opt, ...]]:
+  def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: that batch as seed_batch computed it in a worker; `found`: the model descent's result, as prepare_all ran it here."""
+    `batch`: that batch as seed_batch computed it in a worker."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
-      if batch is None: batch = self._seed(ctx, found)
+      if batch is None: batch = self._seed(ctx)
       else: batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
       batch = self._with_history(ctx, batch)
       if self.k == 0:
@@ -281,34 +273,30 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict, list]) -> list[tuple[Opt, ..
 
 def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
   """Every context's first batch (Beam.prepare), compiling at once. With several kernels and a scorer that can travel to the compile
-  pool, each model descent from the root runs there, one kernel per worker (seconds of CPU each; tune-model has dozens), while the
-  descents from history roots (one depth: a few parents' children) run here; one kernel's descent runs here, its expansions spread
-  over the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time.
+  pool, each kernel's model descent runs there, whole, one kernel per worker (seconds of CPU each; tune-model has dozens), the
+  descents from the root before those from history roots (one depth); one kernel's descent runs here, its expansions spread over
+  the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time.
   Per context: its batch, or why it could not be prepared."""
   if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
   remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
     c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)
-  futs, found = {}, [None]*len(ctxs)
-  # A descent whose depths are pool jobs waits behind the compiles queued there (each depth's top pick, the history roots): GPT-2's
-  # 11 kernels, 2 of them from the root, descending depth by depth in the pool took 6.5-7.7 s of setup on the H200 host
-  # (2026-11-24), and all 11 descents take 3.6 s one after another in one process of a 2-vCPU machine; the deep ones go first
-  near = [i for i, c in enumerate(ctxs) if remote and strat.history_roots(c)]
-  params = {f.name: getattr(strat, f.name) for f in fields(strat)}
-  for i in (i for i in range(len(ctxs)) if remote and i not in near):
-    c, m = ctxs[i], ctxs[i].measurer
-    with contextlib.suppress(Exception):
-      futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
-  for i in near:
-    with contextlib.suppress(Exception): found[i] = _drive(strat.descend(ctxs[i], pooled=False))
-    ctxs[i].measurer.mark("descended")
+  futs: dict = {}
   if remote:
+    # Whole descents, not depth by depth: a depth's pool jobs wait behind the compiles queued there (each depth's top pick, the
+    # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host (2026-11-24); here,
+    # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
+    params = {f.name: getattr(strat, f.name) for f in fields(strat)}
+    for i in sorted(range(len(ctxs)), key=lambda i: bool(strat.history_roots(ctxs[i]))):
+      c, m = ctxs[i], ctxs[i].measurer
+      with contextlib.suppress(Exception):
+        futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
     for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
   out: list = []
   for i, c in enumerate(ctxs):
     try: batch = futs[i].result() if i in futs else None
     except Exception: batch = None   # computed here, then
     c.measurer.mark("descended")
-    try: out.append(strat.prepare(c, batch, found[i]))
+    try: out.append(strat.prepare(c, batch))
     except Exception as e: out.append(e); continue
     c.measurer.prefetch(out[-1])
     c.measurer.mark("first_batch")   # the model's descent is done and its picks are compiling

@@ -62,7 +62,7 @@ def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, 
 def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatch):
   import search.strategies as S
   rounds = []
-  def expand(self, parents, pooled=False): rounds.append(len(parents)); return S.Expansion(self, parents, pooled)
+  def expand(self, parents): rounds.append(len(parents)); return S.Expansion(self, parents)
   monkeypatch.setattr(S.Context, "expand", expand)
   k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
   m = Measurer(k, "CPU", Budget(measurements=12))
@@ -72,10 +72,10 @@ def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatc
   m.close()
 
 def test_descent_patience_crosses_a_depth_that_scores_worse():
-  from search.strategies import Beam, _drive
+  from search.strategies import Beam
   k = _kernel("gemm:m=64:k=64:n=64:fp32")
   valley = lambda ks: np.array([{1: 1.0, 2: 0.5}.get(len(c.applied_opts), 2.0) for c in ks])   # depth 2 worse, depth 3 best
-  found = {p: _drive(Beam(descent_patience=p, max_depth=3).descend(Context(scheduler(k.ast, CPU), None, valley))) for p in (0, 1)}
+  found = {p: Beam(descent_patience=p, max_depth=3).descend(Context(scheduler(k.ast, CPU), None, valley)) for p in (0, 1)}
   assert [len(o) for o, _ in found[0][0]] == [1]       # greedy: stops at the worse depth
   assert [len(o) for o, _ in found[1][0]] == [3, 1]    # patience 1: goes on, and the deeper best comes first
   assert len(found[1][1]) > len(found[0][1])
@@ -253,9 +253,8 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   m.close()
 
 def test_kernels_descend_in_the_pool_to_their_local_batches():
-  # a workload's kernels descend from the root in the pool, one per worker, to the same first batches as one by one here: all of
-  # the measurement budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup); a
-  # kernel with history roots descends one depth, here (pool jobs would wait behind the compiles), to the same batch
+  # a workload's kernels descend in the pool, one per worker, to the same first batches as one by one here: all of the measurement
+  # budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup); with history roots too
   from models.cost_model import CostModel
   from search.strategies import Beam, prepare_all
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
@@ -263,9 +262,9 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
   known = [tuple(c.applied_opts) for _, c in children(scheduler(ks[2].ast, CPU))[3:7]]   # four valid configs, as if measured on its nest
   hists = [[], [], known]
   class Spy(Beam):
-    def descend(self, ctx, pooled=None):
-      calls.append((ctx.base.ast.key, pooled))
-      return super().descend(ctx, pooled)
+    def descend(self, ctx):
+      calls.append(ctx.base.ast.key)
+      return super().descend(ctx)
   for n in (3, None):
     calls = []
     ms = [Measurer(k, "CPU", Budget(measurements=n), workers=2) for k in ks]
@@ -273,8 +272,7 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
     got = prepare_all(Spy(), ctxs)
     local = [Beam().prepare(Context(scheduler(k.ast, CPU), m, score, history=h)) for k, m, h in zip(ks, ms, hists)]
     assert got == local and [len(b) for b in got] == [3 if n else 9]*3 and all(m.compiled >= len(b) for m, b in zip(ms, got))
-    assert calls == [(ctxs[2].base.ast.key, False)]   # the others descended in workers
-    assert all(c.share == 3 for c in ctxs)
+    assert calls == [] and all(c.share == 3 for c in ctxs)   # every descent ran in a worker
     for m in ms: m.close()
 
 def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatch):
