@@ -16,6 +16,9 @@ from dataset.compile import Task
 MIX = {"random": 0.3, "expand": 0.35, "mutate": 0.35}
 MODEL_MIX = {"random": 0.15, "expand": 0.15, "mutate": 0.2, "model": 0.5}
 BEAM_WIDTH = 3
+MAX_MISSES = 60   # proposals in a row that came back empty or duplicate: the kernel has nothing new left to propose
+
+def fastest(rows:list[tuple[float, tuple[Opt, ...]]], n:int) -> list[tuple[Opt, ...]]: return [o for _, o in sorted(rows, key=lambda x: x[0])[:n]]
 
 @dataclass
 class KernelPlan:
@@ -48,12 +51,12 @@ class KernelPlan:
 
   @property
   def best(self) -> float: return min((t for t, _ in self.ok), default=math.inf)
-  def top(self, n:int) -> list[tuple[Opt, ...]]: return [o for _, o in sorted(self.ok, key=lambda x: x[0])[:n]]
+  def top(self, n:int) -> list[tuple[Opt, ...]]: return fastest(self.ok, n)
   # queued work (a resumed kernel's missing hand-coded config) runs even when the kernel is at its target
-  def finished(self) -> bool: return (self.done >= self.target and not self.queue) or self.misses > 60
+  def finished(self) -> bool: return (self.done >= self.target and not self.queue) or self.misses > MAX_MISSES
 
   def next_task(self) -> Task|None:
-    if not self.queue and (self.done + self.inflight >= self.target or self.misses > 60): return None   # misses: see finished()
+    if not self.queue and (self.done + self.inflight >= self.target or self.misses > MAX_MISSES): return None
     seed = self.rng.getrandbits(31)
     if not self.started:
       self.started = True
@@ -64,7 +67,7 @@ class KernelPlan:
     kind = self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0] if any(top) or not self.mix.get("random") else "random"
     # a climb whose best parents' children all lower to kernels it has measured widens, a parent per 4 proposals in a row that
     # came back duplicate or empty (ResNet-50 b32's 1x1 convs on the H200: otherwise 80 s of nothing but duplicates)
-    if kind == "beam": top = [o for _, o in sorted(self.climb, key=lambda x: x[0])[:BEAM_WIDTH + self.misses//4]] or [()]
+    if kind == "beam": top = fastest(self.climb, BEAM_WIDTH + self.misses//4) or [()]
     parent = () if kind == "random" else self.rng.choices(top, weights=([0.5, 0.3, 0.2] + [0.1]*len(top))[:len(top)])[0]
     return Task(self.key, kind, parent, frozenset(self.seen), frozenset(self.asts), seed)
 

@@ -286,7 +286,8 @@ def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Excepti
     # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host (2026-11-24); here,
     # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
     params = {f.name: getattr(strat, f.name) for f in fields(strat)}
-    for i in sorted(range(len(ctxs)), key=lambda i: bool(strat.history_roots(ctxs[i]))):
+    # (told apart by the history's size: history_roots replays configs, 0.05 s a kernel in the H200 host's main process)
+    for i in sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width):
       c, m = ctxs[i], ctxs[i].measurer
       with contextlib.suppress(Exception):
         futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
