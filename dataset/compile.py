@@ -1,7 +1,7 @@
 """Compile workers: each task proposes one opt sequence for a kernel (dataset.sampler) and lowers and compiles it, off the
 process that owns the device. A worker never opens a device: it only renders and compiles (clang, NVRTC)."""
 from __future__ import annotations
-import copy, hashlib, random, signal, time, traceback
+import copy, hashlib, importlib, random, signal, threading, time, traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -42,10 +42,13 @@ def _alarm(*_):
   raise CompileTimeout()
 
 _W: dict = {}
-def _init(ren:Renderer, blobs:dict[str, bytes], timeout_s:int):
+def _init(ren:Renderer, blobs:dict[str, bytes], timeout_s:int, preload:tuple[str, ...]=()):
   Context(ALLOW_DEVICE_USAGE=0, VIZ=0, TRACK_MATCH_STATS=0).__enter__()
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   configure(ren, blobs, timeout_s)
+  # modules a later job will need, imported in the background while the worker already compiles (import locks make a job that
+  # needs one wait for it, never import it twice)
+  if preload: threading.Thread(target=lambda: [importlib.import_module(m) for m in preload], daemon=True).start()
 
 def configure(ren:Renderer, blobs:dict[str, bytes], timeout_s:int):
   """This process compiles for `ren` the kernels in `blobs` (key -> AST blob). `ren` is copied: the device's own renderer
@@ -113,7 +116,8 @@ def worker_base(blob:bytes, key:str) -> Scheduler:
   _W["blobs"].setdefault(key, blob)
   return _base(key)
 
-def make_pool(workers:int, ren:Renderer, kernels:list[dict], timeout_s:int=10) -> ProcessPoolExecutor:
-  """A spawned pool (forking a process that holds a device context is unsafe) that knows every kernel's AST up front."""
+def make_pool(workers:int, ren:Renderer, kernels:list[dict], timeout_s:int=10, preload:tuple[str, ...]=()) -> ProcessPoolExecutor:
+  """A spawned pool (forking a process that holds a device context is unsafe) that knows every kernel's AST up front; its workers
+  import the `preload` modules in the background."""
   blobs = {k["key"]: k["ast"] for k in kernels}
-  return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init, initargs=(ren, blobs, timeout_s))
+  return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init, initargs=(ren, blobs, timeout_s, preload))

@@ -3,7 +3,7 @@ random ranker. Same interface as Ranker: fit(X, time_s, kernel), predict(X) -> s
 from __future__ import annotations
 from pathlib import Path
 import numpy as np
-import lightgbm as lgb
+from models.lgb import lgb
 
 class Regressor:
   """LightGBM regression of log(runtime) on the features; its score is the negated prediction."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import numpy as np
-import lightgbm as lgb
+from models.lgb import lgb
 
 def group_sizes(kernel:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   """(row order that makes every kernel's rows contiguous, sizes of those runs): LightGBM's query groups."""

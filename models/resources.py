@@ -50,7 +50,7 @@ class ResourceModel:
                                       "regs": self.regs.booster.model_to_string(), "frame": self.frame.booster.model_to_string()}))
   @classmethod
   def load(cls, path:str|Path) -> ResourceModel:
-    import lightgbm as lgb
+    from models.lgb import lgb
     d = json.loads(Path(path).read_text())
     if d.get("format") != "kerntune-resource-model": raise ValueError(f"{path} is not a kerntune resource model")
     rm = cls()

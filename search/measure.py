@@ -30,7 +30,8 @@ def shared_pool(device:str, workers:int) -> ProcessPoolExecutor:
   """One compile pool per (device, workers) for the whole process, as tinygrad's BEAM keeps one: starting 15 spawned workers
   costs seconds, which a search of a few seconds must not pay for every kernel."""
   if (p := _POOLS.get((device, workers))) is None:
-    p = _POOLS[(device, workers)] = make_pool(workers, renderer_for(device), [], COMPILE_TIMEOUT_S)
+    # the workers also score (model descents, expansions): the cost model's modules load in the background while they compile
+    p = _POOLS[(device, workers)] = make_pool(workers, renderer_for(device), [], COMPILE_TIMEOUT_S, preload=("models.cost_model",))
     for _ in range(workers): p.submit(int)   # spawn every worker now: they start while the caller scores its first candidates
   return p
 

@@ -209,3 +209,14 @@ def test_resource_model_stacks_into_the_cost_model(trained, ds, tmp_path):
   assert np.allclose(cm.score(ds.X[:20]), cm.ranker.predict(Xa[:20]))
   p.with_suffix(".resources.json").write_text("{}")   # not the recorded file
   with pytest.raises(CostModelError, match="sha256"): CostModel.load(p)
+
+def test_lightgbm_loads_without_sklearn_and_leaves_it_importable():
+  # a fresh interpreter: models.lgb must not import scikit-learn or pandas (compile workers pay every import) and must not leave
+  # them blocked for code that needs them later
+  import subprocess, sys
+  code = ("import sys, models.lgb as m; assert 'sklearn' not in sys.modules and 'pandas' not in sys.modules, sorted(sys.modules); "
+          "import numpy as np; b = m.lgb.train({'verbosity': -1, 'objective': 'regression'}, m.lgb.Dataset(np.random.rand(50, 3), np.random.rand(50)), 2); "
+          "import sklearn.metrics, pandas; print(b.num_trees())")
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120)
+  assert out.returncode == 0, out.stderr[-2000:]
+  assert out.stdout.strip() == "2"
