@@ -2,8 +2,9 @@
 
 On disk: NAME.txt (LightGBM text format) and NAME.json (feature-schema version, feature names, tinygrad version, device and arch,
 device properties, dataset hash, held-out metrics, and a sha256 of NAME.txt); optionally NAME.resources.json (models.resources: its
-predictions are ranker inputs) and NAME.compile.txt (models.compile_cost), each recorded with its sha256. Loading checks all of it: a model is only ever used
-with the features, tinygrad and arch it was trained for.
+predictions are ranker inputs), NAME.compile.txt (models.compile_cost) and NAME.mlp.npz (the MLP of a models.blend blend: its weight and
+fixed scales are in NAME.json), each recorded with its sha256. Loading checks all of it: a model is only ever used with the features,
+tinygrad and arch it was trained for.
 
   m = CostModel.load("models/cost_model_sm_90.txt", arch="sm_90")
   scores = m.score_opts(ast, candidate_opts, ren)   # higher = predicted faster; -inf where the opts do not apply
@@ -24,6 +25,8 @@ from models.ranker import Ranker
 from models.baselines import Regressor
 from models.compile_cost import penalty
 from models.resources import ResourceModel, COLUMNS as RESOURCE_COLUMNS, augment
+from models.mlp_forward import NumpyMLP
+from models.blend import Blend
 
 FORMAT = "kerntune-cost-model"
 MODELS = Path(__file__).parent
@@ -63,8 +66,11 @@ def ranker_params(model:str|Path) -> dict:
   return {k: v for k, v in json.loads(Path(model).with_suffix(".json").read_text())["params"].items() if k in Ranker.DEFAULTS}
 
 class CostModel:
-  def __init__(self, ranker:Ranker, meta:dict, path:Path|None=None, compile_model:Regressor|None=None, resource_model:ResourceModel|None=None):
-    self.ranker, self.meta, self.path, self.compile_model, self.resource_model = ranker, meta, path, compile_model, resource_model
+  def __init__(self, ranker:Ranker, meta:dict, path:Path|None=None, compile_model:Regressor|None=None, resource_model:ResourceModel|None=None,
+               mlp:NumpyMLP|None=None):
+    """mlp: the blend's MLP (numpy forward pass); its weight and scales are meta["blend"]."""
+    self.ranker, self.meta, self.path, self.compile_model, self.resource_model, self.mlp = ranker, meta, path, compile_model, resource_model, mlp
+    self.blend = Blend(ranker, mlp, meta["blend"]["weight"], tuple(meta["blend"]["scales"])) if mlp is not None else None
   @property
   def props(self) -> dict: return self.meta["device_props"]
 
@@ -72,7 +78,8 @@ class CostModel:
   def score(self, X:np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[1] != len(FEATURES): raise ValueError(f"expected a (n, {len(FEATURES)}) feature matrix, got {X.shape}")
-    return self.ranker.predict(augment(X, self.resource_model))
+    Xa = augment(X, self.resource_model)
+    return self.blend.predict(Xa) if self.blend is not None else self.ranker.predict(Xa)
   def score_schedulers(self, ks:list[Scheduler], props:dict|None=None, compile_penalty:bool=False) -> np.ndarray:
     """Candidates as Schedulers with their opts applied. `props`: the device's properties (default: those it was trained with).
     compile_penalty: less models.compile_cost.penalty of their predicted compile seconds (if the model has a compile model)."""
@@ -103,6 +110,9 @@ class CostModel:
     if self.resource_model is not None:
       self.resource_model.save(rp := path.with_suffix(".resources.json"))
       self.meta["resource_model"] = {**self.meta.get("resource_model", {}), "file": rp.name, "sha256": file_sha256(rp), "columns": list(RESOURCE_COLUMNS)}
+    if self.mlp is not None:
+      self.mlp.save(mp := path.with_suffix(".mlp.npz"))
+      self.meta["blend"] = {**self.meta["blend"], "file": mp.name, "sha256": file_sha256(mp)}
     path.with_suffix(".json").write_text(json.dumps(self.meta, indent=1, sort_keys=False) + "\n")
 
   @classmethod
@@ -133,7 +143,7 @@ class CostModel:
     try: ranker = Ranker.load(path, **{k: v for k, v in meta.get("params", {}).items() if k in Ranker.DEFAULTS or k in ("seed", "threads")})
     except Exception as e: raise CostModelError(f"{path} is corrupt: LightGBM cannot read it ({one_line(e)})") from None
     side = {}
-    for what, load in (("compile_model", Regressor.load), ("resource_model", ResourceModel.load)):   # optional parts, each checked
+    for what, load in (("compile_model", Regressor.load), ("resource_model", ResourceModel.load), ("blend", NumpyMLP.load)):   # optional parts, each checked
       if (cm := meta.get(what)) is None: continue
       f = path.parent / cm.get("file", "")
       if not f.is_file() or file_sha256(f) != cm.get("sha256"):
@@ -143,7 +153,10 @@ class CostModel:
     want = len(FEATURES) + (len(RESOURCE_COLUMNS) if "resource_model" in side else 0)
     if ranker.booster.num_feature() != want:
       raise CostModelError(f"{path} expects {ranker.booster.num_feature()} inputs, the schema (and resource model) give {want}")
-    return cls(ranker, meta, path, side.get("compile_model"), side.get("resource_model"))
+    if (mlp := side.get("blend")) is not None and (mlp.weights[0].shape[1] != want or not isinstance(meta["blend"].get("weight"), (int, float))
+                                                   or len(meta["blend"].get("scales") or []) != 2):
+      raise CostModelError(f"{path}: its blend's MLP or its weight and scales do not fit this model (retrain it with train-cost-model)")
+    return cls(ranker, meta, path, side.get("compile_model"), side.get("resource_model"), mlp)
 
 _LOADED: dict[str, CostModel] = {}
 class Scorer:

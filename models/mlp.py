@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from models.mlp_forward import NumpyMLP
 
 class MLPRanker:
   name = "torch_mlp_listnet"
@@ -61,6 +62,12 @@ class MLPRanker:
   def predict(self, X:np.ndarray) -> np.ndarray:
     if self.net is None: raise RuntimeError("MLPRanker is not fitted")
     return self.net(self._norm(X)).squeeze(-1).double().numpy()
+
+  def numpy_forward(self) -> NumpyMLP:
+    """The fitted network as numpy arrays: scoring without importing torch (seconds in every search compile worker)."""
+    if self.net is None: raise RuntimeError("MLPRanker is not fitted")
+    lin = [m for m in self.net if isinstance(m, nn.Linear)]
+    return NumpyMLP(self.mu, self.sd, [m.weight.detach().numpy().astype(np.float32) for m in lin], [m.bias.detach().numpy().astype(np.float32) for m in lin])
 
   def save(self, path:str|Path):
     buf = io.BytesIO()

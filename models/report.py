@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 
 MODEL_LABELS = {"ranker": "LightGBM LambdaRank (main)", "regressor": "LightGBM regressor of log runtime (baseline)",
-                "mlp": "torch MLP, ListNet (challenger)", "random": "random ranking (reference)"}
+                "mlp": "torch MLP, ListNet (challenger)", "blend": "ranker + MLP blend, fixed scales (models.blend)",
+                "random": "random ranking (reference)"}
 
 def _pm(s:dict|None, key:str, digits:int=3) -> str:
   if s is None or key not in s: return "n/a"
@@ -26,7 +27,7 @@ def write_markdown(path:Path, res:dict):
            "Metrics are computed per held-out kernel over its measured configs, then averaged over kernels. "
            "top-k score = best measured time / best time among the model's top-k picks (TenSet).", "",
            "| model | Kendall tau | pairwise acc | top-1 score | top-5 score |", "|---|---|---|---|---|"]
-  for m in ("ranker", "regressor", "mlp", "random"):
+  for m in ("ranker", "regressor", "mlp", "blend", "random"):
     if m in kf: lines.append(f"| {MODEL_LABELS[m]} | {_pm(kf[m], 'kendall_tau')} | {_pm(kf[m], 'pairwise_acc')} | "
                              f"{_pm(kf[m], 'top1_score')} | {_pm(kf[m], 'top5_score')} |")
   h = res["hand_coded"]
@@ -97,13 +98,13 @@ def plot(res:dict, oof:dict, out_dir:Path, name:str):
 
   fams = list(res["kfold"]["ranker_by_family"])
   fig, ax = plt.subplots(figsize=(12, 4.5))
-  w = 0.2
-  for i, m in enumerate(("ranker", "regressor", "mlp", "random")):
-    bf = res["kfold"].get(f"{m}_by_family")
-    if bf is None: continue
-    ax.bar(np.arange(len(fams)) + (i-1.5)*w, [bf[f]["kendall_tau"]["mean"] for f in fams], w,
+  shown = [m for m in ("ranker", "regressor", "mlp", "blend", "random") if res["kfold"].get(f"{m}_by_family") is not None]
+  w = 0.8/len(shown)
+  for i, m in enumerate(shown):
+    bf = res["kfold"][f"{m}_by_family"]
+    ax.bar(np.arange(len(fams)) + (i-(len(shown)-1)/2)*w, [bf[f]["kendall_tau"]["mean"] for f in fams], w,
            yerr=[bf[f]["kendall_tau"]["std"] for f in fams], label=MODEL_LABELS[m], capsize=2)
   ax.set_xticks(np.arange(len(fams))); ax.set_xticklabels([f"{f}\n({res['kfold']['ranker_by_family'][f]['kernels']})" for f in fams], fontsize=8)
   ax.axhline(0.75, color="k", ls="--", lw=0.8); ax.set_ylabel("Kendall tau (per kernel, averaged)")
   ax.set_title(f"Kendall tau per family, kernel-held-out {res['folds']}-fold, {res['seeds']} seeds, {res['device']}")
-  ax.legend(fontsize=7, loc="upper center", ncol=4, bbox_to_anchor=(0.5, -0.14)); fig.tight_layout(); fig.savefig(out_dir / f"{name}_tau_per_family.png", dpi=120); plt.close(fig)
+  ax.legend(fontsize=7, loc="upper center", ncol=5, bbox_to_anchor=(0.5, -0.14)); fig.tight_layout(); fig.savefig(out_dir / f"{name}_tau_per_family.png", dpi=120); plt.close(fig)

@@ -18,6 +18,7 @@ from models.ranker import Ranker
 from models.baselines import Regressor, RandomRanker
 from models.compile_cost import attach, fit as fit_compile
 from models.mlp import MLPRanker
+from models.blend import Blend
 from models.tune import tune, STORAGE
 from models.cost_model import CostModel, CostModelError, schedulers, default_model_path, file_sha256
 from models.resources import ResourceModel, WithResources, augment, labels_path
@@ -45,7 +46,7 @@ def kfold_eval(ds:Dataset, seeds:list[int], folds:int, trials:int, storage:str, 
   """Every model on the kernel-grouped k-fold of every seed. The ranker's parameters come from a study on each fold's training
   rows (nested; defaults when trials=0). Returns the summary and seed 0's out-of-fold scores (for plots)."""
   X, t, kern = ds.X, ds.time_s, ds.kernel
-  per: dict[str, list] = {m: [] for m in ("ranker", "regressor", "mlp", "random") if m != "mlp" or with_mlp}
+  per: dict[str, list] = {m: [] for m in ("ranker", "regressor", "mlp", "blend", "random") if m not in ("mlp", "blend") or with_mlp}
   fam: dict[str, list] = {m: [] for m in per}
   oof: dict = {"time_s": t, "kernel": kern}
   tuned = []
@@ -58,12 +59,20 @@ def kfold_eval(ds:Dataset, seeds:list[int], folds:int, trials:int, storage:str, 
       return WithResources(Ranker(seed=seed, threads=threads, **p), rms[i])
     makers = {"ranker": make_ranker, "regressor": lambda i, tr: WithResources(Regressor(seed=seed, threads=threads), rms[i]),
               "mlp": lambda i, tr: WithResources(MLPRanker(seed=seed, threads=threads), rms[i]), "random": lambda i, tr: RandomRanker(seed=seed*100 + i)}
+    scores, secs = {}, {}
+    if with_mlp:   # one fit of the ranker and of the MLP per split scores the ranker, the MLP and their blend
+      st = time.perf_counter()
+      scores = {m: np.full(len(t), np.nan) for m in ("ranker", "mlp", "blend")}
+      for i, (tr, te) in enumerate(splits):
+        b = Blend(make_ranker(i, tr), makers["mlp"](i, tr)).fit(X[tr], t[tr], kern[tr])
+        for m, s in b.parts(X[te]).items(): scores[m][te] = s
+      secs = dict.fromkeys(scores, time.perf_counter() - st)
     for m in per:
       st = time.perf_counter()
-      s = run_splits(makers[m], X, t, kern, splits)
+      s = scores[m] if m in scores else run_splits(makers[m], X, t, kern, splits)
       g = group_metrics(s, t, kern, ds.family)
       per[m].append(g["all"]); fam[m].append(g["by_label"])
-      log(f"  seed {seed} {m:<9} " + " ".join(f"{k}={v:.4f}" for k, v in g["all"].items()) + f"  ({time.perf_counter()-st:.0f} s)")
+      log(f"  seed {seed} {m:<9} " + " ".join(f"{k}={v:.4f}" for k, v in g["all"].items()) + f"  ({secs.get(m, time.perf_counter()-st):.0f} s)")
       if seed == seeds[0]: oof[m] = s
     if seed == seeds[0]: oof["regressor_log_time"] = -oof["regressor"]   # the regressor's score is its negated log-runtime prediction
   out: dict = {m: summarize(v) for m, v in per.items()}
@@ -188,7 +197,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                   "leave-one-family-out, speed; written to --results")
   ap.add_argument("--seeds", type=int, default=3)
   ap.add_argument("--folds", type=int, default=5)
-  ap.add_argument("--no-mlp", action="store_true", help="skip the torch challenger")
+  ap.add_argument("--no-mlp", action="store_true", help="skip the torch challenger (and the blend) in --evaluate")
+  ap.add_argument("--blend", type=float, default=None, metavar="W", help="ship the ranker blended with the MLP (models.blend), the "
+                  "ranker's weight W (e.g. 0.6); the held-out figures in the model's metadata are then the blend's")
   ap.add_argument("--ablation", action="store_true", help="also drop each feature group in turn (with --evaluate)")
   ap.add_argument("--ablation-seeds", type=int, default=2, help="seeds of the ablation's k-fold (default 2)")
   ap.add_argument("--results", default="results", help="where --evaluate writes NAME.json, NAME.md and the plots")
@@ -248,21 +259,28 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     # a quick held-out check with default parameters (tuned ones would have seen every kernel): one seed of the kernel k-fold
     splits = list(kernel_kfold(ds.kernel, a.folds, 0))
     rms = [resource_model(ds, tr, threads) for tr, _ in splits]
-    s = run_splits(lambda i, tr: WithResources(Ranker(seed=0, threads=threads), rms[i]), ds.X, ds.time_s, ds.kernel, splits)
+    make = lambda i, tr: WithResources(Ranker(seed=0, threads=threads), rms[i])
+    if a.blend is not None:
+      make = lambda i, tr: Blend(WithResources(Ranker(seed=0, threads=threads), rms[i]), WithResources(MLPRanker(seed=0, threads=threads), rms[i]), a.blend)
+    s = run_splits(make, ds.X, ds.time_s, ds.kernel, splits)
     res = {"quick": average(per_kernel(s, ds.time_s, ds.kernel))}
     log("held-out check (default parameters, 1 seed): " + " ".join(f"{k}={v:.4f}" for k, v in res["quick"].items()))
   # the shipped model: parameters from a study over every kernel (its inner folds are its validation), trained on everything
   rm = resource_model(ds, np.ones(len(ds), bool), threads)
   Xa = augment(ds.X, rm)
   params = tune(Xa, ds.time_s, ds.kernel, a.trials, study_name(ds, "final"), a.storage, 0, threads=threads)
-  model = Ranker(seed=0, threads=threads, **params).fit(Xa, ds.time_s, ds.kernel)
+  model, blend = Ranker(seed=0, threads=threads, **params), None
+  if a.blend is not None: blend = Blend(model, MLPRanker(seed=0, threads=threads), a.blend).fit(Xa, ds.time_s, ds.kernel)
+  else: model.fit(Xa, ds.time_s, ds.kernel)
   out = Path(a.out) if a.out else default_out(ds)
   command = "train-cost-model " + " ".join(shlex.quote(x) for x in argv)
   tuning = f"nested tuning ({et} trials per study)" if et > 0 else "default parameters"
-  metrics = ({"protocol": f"kernel-grouped {a.folds}-fold x {len(seeds)} seeds, {tuning}", **{m: res["kfold"]["ranker"][m] for m in METRICS},
+  # the shipped model's held-out figures: the blend's if it is shipped and was evaluated
+  shipped = res["shipped"] = "blend" if blend is not None and a.evaluate and "blend" in res["kfold"] else "ranker"
+  metrics = ({"protocol": f"kernel-grouped {a.folds}-fold x {len(seeds)} seeds, {tuning}", "model": shipped, **{m: res["kfold"][shipped][m] for m in METRICS},
               "lono_kendall_tau": res["lono"]["all"]["kendall_tau"] if res["lono"] else None} if a.evaluate else
              {"protocol": f"kernel-grouped {a.folds}-fold, 1 seed, default parameters", **res["quick"]})
-  meta = {"model": Ranker.name, "params": model.get_params(), "feature_schema": SCHEMA_VERSION, "features": FEATURES,
+  meta = {"model": Blend.name if blend is not None else Ranker.name, "params": model.get_params(), "feature_schema": SCHEMA_VERSION, "features": FEATURES,
           "tinygrad": TINYGRAD_VERSION, "device": ds.device, "arch": ds.arch, "backend": ds.backend, "device_props": ds.props,
           "dataset": {"path": str(a.dataset), "hash": ds.hash, "rows": len(ds), "kernels": int(len(np.unique(ds.kernel))),
                       "excluded_keys_file": a.exclude_keys, "excluded_keys_in_dataset": excluded},
@@ -270,7 +288,8 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   if rm is not None:
     lp = labels_path(a.dataset)
     meta["resource_model"] = {"labels": str(lp), "labels_sha256": file_sha256(lp), "rows": int(np.isfinite(ds.regs).sum())}
-  CostModel(model, meta, resource_model=rm).save(out)
+  if blend is not None: meta["blend"] = {**blend.get_params(), "mlp_params": blend.mlp.get_params()}
+  CostModel(model, meta, resource_model=rm, mlp=blend.mlp.numpy_forward() if blend is not None else None).save(out)
   try:   # the search's compile-time penalty (models.compile_cost); a dataset without compile times gets a model without it
     attach(out, fit_compile(ds.X, ds.compile_s, threads), int(np.isfinite(ds.compile_s).sum()))
   except ValueError as e: log(f"no compile model: {e}")
@@ -294,10 +313,11 @@ def write_results(a, ds:Dataset, res:dict, params:dict, command:str):
   rate = lambda m: sp[m]["candidates"]/sp[m]["seconds"]
   hand = hand_reference(ds.time_s, ds.kernel, ds.source)
   hmean = {m: float(np.mean([v[m] for v in hand.values()])) for m in ("top1_score", "top5_score", "percentile")}
-  means = {m: kf["ranker"][m]["mean"] for m in METRICS}
+  main = res["shipped"]   # the shipped model's figures head the report
+  means = {m: kf[main][m]["mean"] for m in METRICS}
   dev = f"{ds.device} ({ds.arch})"
-  out = {"device": dev, "split": "kernel_group_kfold", "folds": a.folds, "seeds": a.seeds, "seed_list": list(range(a.seeds)),
-         **{m: kf["ranker"][m]["mean"] for m in METRICS}, **{f"{m}_std": kf["ranker"][m]["std"] for m in METRICS},
+  out = {"device": dev, "split": "kernel_group_kfold", "folds": a.folds, "seeds": a.seeds, "seed_list": list(range(a.seeds)), "model": main,
+         **{m: kf[main][m]["mean"] for m in METRICS}, **{f"{m}_std": kf[main][m]["std"] for m in METRICS},
          "lono_kendall_tau": res["lono"]["all"]["kendall_tau"]["mean"] if res["lono"] else None,
          "lono_kendall_tau_std": res["lono"]["all"]["kendall_tau"]["std"] if res["lono"] else None,
          "lofo_kendall_tau": res["lofo"]["all"]["kendall_tau"]["mean"] if res["lofo"] else None,
@@ -325,7 +345,7 @@ def write_results(a, ds:Dataset, res:dict, params:dict, command:str):
            f"Ranker parameters in the k-fold come from an optuna study per (seed, fold) on that fold's training kernels only (inner 3-fold by kernel), "
            f"{a.trials if a.eval_trials is None else a.eval_trials} trials each, defaults enqueued first; the defaults themselves were chosen "
            "while developing the features on this dataset.",
-           "Leave-one-network-out / leave-one-family-out use the default ranker parameters.",
+           "Leave-one-network-out / leave-one-family-out use the default ranker parameters (the ranker alone, also where a blend is shipped).",
            "pairwise_acc counts pairs of one kernel's configs with different runtimes; a score tie counts half.",
            "Hand-coded reference: tinygrad's hand_coded_optimizations as measured (source 'hand'); random reference: uniform random scores, same folds.",
            relabel_note(a.dataset),

@@ -220,3 +220,21 @@ def test_lightgbm_loads_without_sklearn_and_leaves_it_importable():
   out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120)
   assert out.returncode == 0, out.stderr[-2000:]
   assert out.stdout.strip() == "2"
+
+def test_blend_trains_ships_and_scores_without_torch(cache, tmp_path):
+  from models.blend import Blend
+  out = tmp_path / "b.txt"
+  assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out), "--folds", "3", "--threads", "1", "--quiet", "--blend", "0.6"]) == 0
+  m = CostModel.load(out, device="CPU")
+  assert m.meta["model"] == Blend.name and m.blend is not None and m.meta["metrics"]["pairwise_acc"] > 0.6
+  w, (sr, sm) = m.meta["blend"]["weight"], m.meta["blend"]["scales"]
+  X = augment(load(CPU_DATA, workers=1).X[:40], m.resource_model)
+  assert w == 0.6 and sr > 0 and sm > 0
+  assert np.allclose(m.score(X), w*m.ranker.predict(X)/sr + (1 - w)*m.mlp.predict(X)/sm)   # what search ranks by
+  # the shipped blend scores with numpy alone: a compile worker that loads it never imports torch
+  import subprocess, sys
+  code = f"import sys; from models.cost_model import CostModel; CostModel.load({str(out)!r}); assert 'torch' not in sys.modules"
+  r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+  assert r.returncode == 0, r.stderr[-2000:]
+  out.with_suffix(".mlp.npz").write_bytes(b"not the recorded MLP")
+  with pytest.raises(CostModelError, match="sha256"): CostModel.load(out)
