@@ -13,7 +13,7 @@ from tinygrad.renderer import Renderer
 from tinygrad.uop.ops import UOp, Ops
 import tinygrad.codegen as cg
 from dataset.kernel import Kernel, scheduler
-from dataset.sampler import model_children, propose, replay
+from dataset.sampler import model_children, propose, replay, shuffled_children
 
 @dataclass(frozen=True)
 class Task:
@@ -80,12 +80,16 @@ def run_task(task:Task) -> Compiled:
   try: base = _base(task.key)
   except Exception as e: return Compiled(task, None, "none", error=f"kernel setup failed: {e}")
   # propose until the kernel code is new: different opt sequences often lower to the same code, and compiling is the cost
-  try: kids = model_children(base, task.parent, task.score, task.avoid) if task.kind == "model" else None
-  except Exception as e: return Compiled(task, None, "none", error=f"model proposal failed: {type(e).__name__}: {e}")
-  # every child of this parent is measured: a mutation of it instead, so that the round trip still measures something new
-  if kids == []: task = replace(task, kind="mutate")
+  try:   # 'model': the cost model's favourite children first; 'beam': every child, in random order, until one is new code
+    kids = (model_children(base, task.parent, task.score, task.avoid) if task.kind == "model" else
+            shuffled_children(base, task.parent, rng, task.avoid) if task.kind == "beam" else None)
+  except Exception as e: return Compiled(task, None, "none", error=f"{task.kind} proposal failed: {type(e).__name__}: {e}")
+  # every child of this parent is measured: a model proposal becomes a mutation of it, so that the round trip still measures
+  # something new; a beam step comes back empty, and the climb widens to its next parent (dataset.plan)
+  if kids == [] and task.kind == "model": task = replace(task, kind="mutate")
+  if kids == [] and task.kind == "beam": return Compiled(task, None, "none")
   ranked = iter(kids) if kids else None
-  for _ in range(1 if task.kind in ("fixed", "hand") else 8 if ranked is not None else 4):
+  for _ in range(1 if task.kind in ("fixed", "hand") else len(kids) if task.kind == "beam" else 8 if ranked is not None else 4):
     try:
       opts = next(ranked, None) if ranked is not None else propose(base, task.kind, rng, task.parent, task.avoid)
       if opts is None: return Compiled(task, None, "none")

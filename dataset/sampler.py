@@ -58,6 +58,15 @@ def model_children(base:Scheduler, parent:tuple[Opt, ...], score:Callable[[list[
   s = np.asarray(score([c for _, c in kids]), dtype=np.float64)
   return [parent + (kids[i][0],) for i in np.argsort(-s, kind="stable")]
 
+def shuffled_children(base:Scheduler, parent:tuple[Opt, ...], rng:random.Random, avoid:frozenset=frozenset()) -> list[tuple[Opt, ...]]:
+  """Every child of `parent` not in `avoid`, in random order: a measured BEAM step tries them all, as BEAM does. A few random
+  children each time (expand) kept proposing what the climb had measured: on ResNet-50 b32 on the H200 (2026-11-24) 1,511
+  proposals lowered to measured code for 591 new configs."""
+  if (k := replay(base, parent)) is None: return []
+  kids = [parent + (a,) for a, _ in children(k) if parent + (a,) not in avoid]
+  rng.shuffle(kids)
+  return kids
+
 def random_child(k:Scheduler, rng:random.Random, tc_prob:float=0.0) -> tuple[Opt, Scheduler]|None:
   """One valid action from `k`, uniform over the valid ones (drawn without replacement: often only a few percent of the action
   space applies), or None when none does. With tc_prob, a first action is a tensor-core one when any applies."""
@@ -122,6 +131,6 @@ def propose(base:Scheduler, kind:str, rng:random.Random, parent:tuple[Opt, ...]=
     for _ in range(4):
       if (seq := random_walk(base, rng, rng.randint(1, 8))) and seq not in avoid: return seq
     return None
-  if kind in ("expand", "beam"): return expand(base, parent, rng, avoid)   # 'beam': an expand whose parents the plan picks
+  if kind == "expand": return expand(base, parent, rng, avoid)
   if kind == "mutate": return mutate(base, parent, rng, avoid=avoid)
   raise ValueError(f"unknown proposal kind {kind!r}")

@@ -434,3 +434,23 @@ def test_resources_export_interleaves_kernels_and_run_needs_nvrtc(tmp_path, monk
   def no_nvrtc(*a, **kw): raise AttributeError("failed to load library nvrtc")
   monkeypatch.setattr(dataset.device, "renderer_for", no_nvrtc)
   with pytest.raises(res.ResourcesError, match="NVRTC_PATH"): res.run(str(t), str(tmp_path / "out.jsonl.gz"), 1, 1.0)
+
+def test_beam_step_tries_every_child_until_new_code():
+  # a measured BEAM step: with all but one child's code already measured, the 'beam' proposal still finds that one (a few random
+  # children, as 'expand' draws, would mostly come back duplicate); with all measured it comes back empty, for the plan to widen
+  from dataset import compile as C
+  from dataset.sampler import children
+  k = [k for _, ks in extract(select("softmax:rows=64:cols=128:fp32", "CPU"), "CPU") for k in ks][-1]
+  C.configure(CPU, {k.key: k.blob()}, 10)
+  base = scheduler(k.ast, CPU)
+  codes = {}
+  for a, _ in children(base):
+    try: codes[(a,)] = C.optimized_ast(base, (a,)).key.hex()[:20]
+    except Exception: pass
+  assert len(set(codes.values())) >= 5
+  last = list(codes)[-1]
+  seen = frozenset(c for o, c in codes.items() if c != codes[last])
+  got = {C.run_task(C.Task(k.key, "beam", (), avoid_asts=seen, seed=s)).opts for s in range(3)}
+  assert all(o is not None and codes.get(o, C.optimized_ast(base, o).key.hex()[:20]) == codes[last] for o in got), got
+  done = C.run_task(C.Task(k.key, "beam", (), avoid_asts=frozenset(codes.values()), seed=0))
+  assert done.opts is None and done.status == "none"
