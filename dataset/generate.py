@@ -143,7 +143,7 @@ class Generator:
 
   def _handle(self, p:KernelPlan, c:Compiled):
     if c.opts is None:
-      p.misses += 1; self.stats["duplicates" if c.ast_key else "empty"] += 1; return
+      p.on_empty(c.task); self.stats["duplicates" if c.ast_key else "empty"] += 1; return
     if c.ast_key in p.asts and c.opts != () and (p.key, c.opts) not in self.retry: p.misses += 1; self.stats["duplicates"] += 1; return
     t0 = time.perf_counter()
     b = self._bench(p.key)

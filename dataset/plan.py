@@ -37,6 +37,7 @@ class KernelPlan:
   misses: int = 0                               # proposals that came back empty or duplicate, in a row
   mix: dict = field(default_factory=lambda: MIX)  # proposal kinds and their weights once the kernel has measured configs
   climb: list = field(default_factory=list)     # (time_s, opts) of the root and of what 'beam' proposals measured: their parents
+  exhausted: set = field(default_factory=set)   # climb parents every child of which lowers to measured code
 
   def load(self, rows:list[tuple[tuple[Opt, ...], str, float|None, str]]):
     """Resume from stored records; a kernel measured without its hand-coded config gets it first."""
@@ -49,6 +50,11 @@ class KernelPlan:
   def on_ok(self, t:float, opts:tuple[Opt, ...], kind:str):
     self.ok.append((t, opts))
     if kind == "beam" or opts == (): self.climb.append((t, opts))
+
+  def on_empty(self, task:Task):
+    """A proposal came back with nothing new to measure."""
+    self.misses += 1
+    if task.kind == "beam": self.exhausted.add(task.parent)
 
   @property
   def best(self) -> float: return min((t for t, _ in self.ok), default=math.inf)
@@ -66,9 +72,11 @@ class KernelPlan:
     top = self.top(BEAM_WIDTH)
     # a kernel with only its unoptimized config measured starts with random walks, unless the mix has none (a climb: from the root)
     kind = self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0] if any(top) or not self.mix.get("random") else "random"
-    # a climb whose best parents' children all lower to kernels it has measured widens, a parent per 4 proposals in a row that
-    # came back duplicate or empty (ResNet-50 b32's 1x1 convs on the H200: otherwise 80 s of nothing but duplicates)
-    if kind == "beam": top = fastest(self.climb, BEAM_WIDTH + self.misses//4) or [()]
+    # a climb goes on from its fastest parents whose children are not all measured yet (a 'beam' proposal tries every child, so
+    # one that comes back empty has exhausted its parent: on_empty); with none left the kernel has climbed as far as it can
+    if kind == "beam":
+      if not (top := fastest([c for c in self.climb if c[1] not in self.exhausted], BEAM_WIDTH)):
+        self.misses = MAX_MISSES + 1; return None
     parent = () if kind == "random" else self.rng.choices(top, weights=([0.5, 0.3, 0.2] + [0.1]*len(top))[:len(top)])[0]
     return Task(self.key, kind, parent, frozenset(self.seen), frozenset(self.asts), seed)
 

@@ -454,3 +454,16 @@ def test_beam_step_tries_every_child_until_new_code():
   assert all(o is not None and codes.get(o, C.optimized_ast(base, o).key.hex()[:20]) == codes[last] for o in got), got
   done = C.run_task(C.Task(k.key, "beam", (), avoid_asts=frozenset(codes.values()), seed=0))
   assert done.opts is None and done.status == "none"
+
+def test_beam_climb_skips_exhausted_parents_and_retires():
+  from dataset.plan import KernelPlan
+  from dataset.compile import Task
+  a = ACTIONS[0]
+  p = KernelPlan("k", 100, random.Random(0), mix={"beam": 1.0})
+  p.started = True
+  for t, o in ((2.0, ()), (1.0, (a,))): p.on_ok(t, o, "beam")
+  assert {p.next_task().parent for _ in range(20)} == {(), (a,)}
+  p.on_empty(Task("k", "beam", (a,)))          # every child of (a,) lowers to measured code
+  assert {p.next_task().parent for _ in range(20)} == {()}
+  p.on_empty(Task("k", "beam", ()))
+  assert p.next_task() is None and p.finished()   # nothing left to climb: the kernel retires instead of proposing forever
