@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU-host call (device tool, carry .whl; results/models_cache travels in the tree): scripts/bench_models.py on MODELS (comma
 # list), spread over the host's GPUs (or GPUS=2,3), every kernel of them tuned again; BEAM=2's per-kernel results come from the cache
-# (results/models_cache/beam2.*.json). Results land in $OUT (models.json/.md, bench_models.log; $OUT/cache: BEAM=2's results and each
+# (results/models_cache/beam2.*.json). Results land in $OUT/results.tgz, one archive (models.json/.md, bench_models.log; $OUT/cache: BEAM=2's results and each
 # model's per-kernel tuning rows, MODEL.tune.json, with their phases, rounds and trajectories); merge them into results/models.json.
 #   bash scripts/gpu_models.sh gpt2_s512_fp32,resnet50_b1_fp32,cvt13_b1_fp32,resnet50_b1_fp16 [SECONDS] [RESERVE] [EXTRA]
 # EXTRA: more bench_models options, one string (e.g. "--budget 540 --no-compile-penalty"). Two runs in one call write elsewhere
@@ -21,3 +21,5 @@ python3 scripts/bench_models.py --device CUDA --gpus $GPUS, --workers 15 --secon
 mkdir -p $OUT/cache && { cp $CACHE/*.tune.json $OUT/cache/ 2>/dev/null || true; }   # per-model tuning rows, if a tune job ran
 cp $CACHE/beam2.gpu*.json $OUT/cache/   # BEAM=2's results, new ones included: python scripts/bench_models.py --merge-beam DIR puts them in results/models_cache
 grep -v "^\[gpu.\]   " $OUT/bench_models.log | tail -60
+# the host returns 8 files at most (a call's first run of session 19 lost its 12): everything goes back as one archive
+P=$(mktemp /tmp/models_out.XXXX.tgz) && tar czf $P -C $OUT . && rm -rf $OUT/* && mv $P $OUT/results.tgz
