@@ -12,7 +12,7 @@ from dataset.sampler import hand_coded
 from models.cost_model import CostModel, schedulers
 from models.data import renderer
 from search.cache import _key
-from search.strategies import Beam, Context, _drive
+from search.strategies import Beam, Context
 
 def main():
   ap = argparse.ArgumentParser("cost_model_picks")
@@ -35,7 +35,7 @@ def main():
     ss = schedulers(k.ast, ren, [opts_from_json(beam[key]["opts"]), opts_from_json(tuned[key]["opts"]), hand_coded(base)])
     if any(s is None for s in ss): continue
     sb, st, sh = score(ss)
-    picks, _ = _drive(Beam().descend(Context(base, None, score)))
+    picks, _ = Beam().descend(Context(base, None, score))
     top = float(score(schedulers(k.ast, ren, [picks[0][0]]))[0]) if picks else float("nan")
     n, below = n + 1, below + (sb < st)
     print(f"{r['kernel']:26s} x{r['occurrences']}  BEAM {r['beam_us']:7.1f} us score {sb:6.3f} | tuned {r['tuned_us']:7.1f} us score {st:6.3f} | "
