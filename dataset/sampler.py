@@ -47,14 +47,17 @@ def children(k:Scheduler, actions:list[Opt]=ACTIONS) -> list[tuple[Opt, Schedule
       out.append((a, k2))
   return out
 
+def unmeasured_children(base:Scheduler, parent:tuple[Opt, ...], avoid:frozenset=frozenset()) -> list[tuple[Opt, Scheduler]]:
+  """(action, Scheduler) of every child of `parent` whose opts are not in `avoid` (none if `parent` does not replay)."""
+  if (k := replay(base, parent)) is None: return []
+  return [(a, c) for a, c in children(k) if parent + (a,) not in avoid]
+
 def model_children(base:Scheduler, parent:tuple[Opt, ...], score:Callable[[list[Scheduler]], np.ndarray],
                    avoid:frozenset=frozenset()) -> list[tuple[Opt, ...]]:
   """The children of `parent` not in `avoid`, the cost model's favourite first (active learning, as Ansor's measure loop: what the
   model ranks first is measured, so its mistakes, such as the one-step-too-far upcasts it likes, become training data; and from the
   best measured configs the measurements climb towards BEAM's region, which random walks of a few steps rarely reach)."""
-  if (k := replay(base, parent)) is None: return []
-  kids = [(a, c) for a, c in children(k) if parent + (a,) not in avoid]
-  if not kids: return []
+  if not (kids := unmeasured_children(base, parent, avoid)): return []
   s = np.asarray(score([c for _, c in kids]), dtype=np.float64)
   return [parent + (kids[i][0],) for i in np.argsort(-s, kind="stable")]
 
@@ -62,8 +65,7 @@ def shuffled_children(base:Scheduler, parent:tuple[Opt, ...], rng:random.Random,
   """Every child of `parent` not in `avoid`, in random order: a measured BEAM step tries them all, as BEAM does. A few random
   children each time (expand) kept proposing what the climb had measured: on ResNet-50 b32 on the H200 (2026-11-24) 1,511
   proposals lowered to measured code for 591 new configs."""
-  if (k := replay(base, parent)) is None: return []
-  kids = [parent + (a,) for a, _ in children(k) if parent + (a,) not in avoid]
+  kids = [parent + (a,) for a, _ in unmeasured_children(base, parent, avoid)]
   rng.shuffle(kids)
   return kids
 

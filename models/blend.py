@@ -15,9 +15,10 @@ WEIGHT = 0.6   # the ranker's share (split 0: 0.5-0.65 all within 0.001 of the b
 def scale(score:np.ndarray, kernel:np.ndarray) -> float:
   """The median over kernels (2+ rows) of the per-kernel std of `score`: what one unit of a model's score spans within a kernel."""
   order = np.argsort(kernel, kind="stable")
-  ks, starts = np.unique(kernel[order], return_index=True)
+  starts = np.unique(kernel[order], return_index=True)[1]
   stds = [s.std() for s in np.split(score[order], starts[1:]) if len(s) > 1]
-  return float(np.median(stds)) if stds and np.median(stds) > 0 else 1.0
+  med = float(np.median(stds)) if stds else 0.0
+  return med if med > 0 else 1.0
 
 class Blend:
   """`ranker` and `mlp`: estimators with fit(X, time_s, kernel) and predict(X) (Ranker and MLPRanker, optionally WithResources)."""

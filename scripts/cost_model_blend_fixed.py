@@ -10,6 +10,7 @@ from models.evaluate import kernel_kfold, per_kernel, average
 from models.ranker import Ranker
 from models.mlp import MLPRanker
 from models.resources import ResourceModel, WithResources
+from models.blend import scale as spread   # median over kernels of the per-kernel score std
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from cost_model_variants import per_kernel_z
 
@@ -22,8 +23,6 @@ a = ap.parse_args()
 ds = load(a.dataset)
 X, t, kern = ds.X, ds.time_s, ds.kernel
 W = (0.65, 0.5, 0.35)
-def spread(s, k):  # median over kernels of the per-kernel std
-  return float(np.median([s[k == kk].std() for kk in np.unique(k) if (k == kk).sum() > 1]))
 show = lambda s: {k: round(v, 4) for k, v in average(per_kernel(s, t, kern)).items()}
 runs: dict[str, list] = {}
 for seed in range(a.seeds):
