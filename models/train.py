@@ -210,7 +210,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                   "are left out of everything: a model for benchmarking on those kernels must not have seen them")
   ap.add_argument("--no-cache", action="store_true", help="featurize again instead of using models/cache/")
   ap.add_argument("--quiet", action="store_true")
-  return ap.parse_args(argv)
+  a = ap.parse_args(argv)
+  if a.blend is not None and not 0.0 <= a.blend <= 1.0: ap.error(f"--blend: the ranker's weight must be in [0, 1], got {a.blend}")
+  return a
 
 def run(a:argparse.Namespace, argv:list[str]) -> dict:
   global log

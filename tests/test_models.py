@@ -238,3 +238,5 @@ def test_blend_trains_ships_and_scores_without_torch(cache, tmp_path):
   assert r.returncode == 0, r.stderr[-2000:]
   out.with_suffix(".mlp.npz").write_bytes(b"not the recorded MLP")
   with pytest.raises(CostModelError, match="sha256"): CostModel.load(out)
+  with pytest.raises(SystemExit) as e: train_main([str(CPU_DATA), "--out", str(tmp_path / "w.txt"), "--blend", "2"])   # a weight outside [0, 1]: one line, exit 2
+  assert e.value.code == 2 and not (tmp_path / "w.txt").exists()
