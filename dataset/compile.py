@@ -15,10 +15,12 @@ import tinygrad.codegen as cg
 from dataset.kernel import Kernel, scheduler
 from dataset.sampler import model_children, propose, replay, shuffled_children
 
+ONE_TRY = ("fixed", "hand", "tinygrad-beam")   # kinds whose one proposal is given (or deterministic): no retries
+
 @dataclass(frozen=True)
 class Task:
   key: str                       # kernel key
-  kind: str                      # 'fixed' | 'hand' | 'random' | 'expand' | 'beam' | 'mutate' | 'model'
+  kind: str                      # 'fixed' | 'hand' | 'random' | 'expand' | 'beam' | 'mutate' | 'model' | 'tinygrad-beam'
   parent: tuple[Opt, ...] = ()
   avoid: frozenset = frozenset()      # opt sequences already measured
   avoid_asts: frozenset = frozenset() # optimized-AST keys already measured: other opts, same kernel code
@@ -89,7 +91,7 @@ def run_task(task:Task) -> Compiled:
   if kids == [] and task.kind == "model": task = replace(task, kind="mutate")
   if kids == [] and task.kind == "beam": return Compiled(task, None, "none")
   ranked = iter(kids) if kids else None
-  for _ in range(1 if task.kind in ("fixed", "hand") else len(kids) if task.kind == "beam" else 8 if ranked is not None else 4):
+  for _ in range(1 if task.kind in ONE_TRY else len(kids) if task.kind == "beam" else 8 if ranked is not None else 4):
     try:
       opts = next(ranked, None) if ranked is not None else propose(base, task.kind, rng, task.parent, task.avoid)
       if opts is None: return Compiled(task, None, "none")

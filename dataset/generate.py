@@ -12,7 +12,7 @@ from tqdm import tqdm
 from dataset.corpus import CORPUS, ShapeError, Variant, extract, select
 from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
 from dataset.plan import KernelPlan, MIX, MODEL_MIX
-from dataset.compile import Task, Compiled, make_pool
+from dataset.compile import ONE_TRY, Task, Compiled, make_pool
 from dataset.store import Store, StoreError
 from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for, L2Flush
 from dataset.timing import Bench
@@ -23,7 +23,7 @@ class Generator:
   def __init__(self, store:Store, variants:list[Variant], device:str, samples:int, seed:int=0, workers:int|None=None,
                deadline:float=math.inf, check_frac:float=0.1, early_factor:float=4.0, cap_s:float=1.0, compile_timeout:int=20,
                heartbeat:Path|None=None, progress:bool=True, model:str|None=None, mix:dict[str, float]|None=None,
-               only:set[str]|None=None):
+               only:set[str]|None=None, tinygrad_beam:int=0):
     self.store, self.device, self.samples, self.deadline, self.heartbeat = store, device, samples, deadline, heartbeat
     self.check_frac, self.early_factor, self.cap_s, self.progress = check_frac, early_factor, cap_s, progress
     self.rng = random.Random(seed)
@@ -38,6 +38,7 @@ class Generator:
       from models.cost_model import CostModel
       self.score = CostModel.load(model, arch=self.arch).scorer(props, compile_penalty=False)   # its favourites, slow compiles too
     self.variants, self.mix, self.only = variants, mix or (MODEL_MIX if self.score is not None else MIX), only
+    self.tinygrad_beam = tinygrad_beam
     self.stats = {"ok": 0, "failed": 0, "duplicates": 0, "empty": 0, "pool_restarts": 0}
     self.phase = {k: 0.0 for k in ("wait", "bench", "time", "check")}  # main-process seconds: wait = compile-bound
 
@@ -63,7 +64,13 @@ class Generator:
         plans[key].seen.discard(o); plans[key].queue.insert(0, Task(key, "fixed", o, seed=0)); self.retry[(key, o)] = source
     order = [k["key"] for k in kernels]
     self.rng.shuffle(order)  # families interleave, so a budget-limited run still covers the whole corpus
-    order = [k for k in order if not plans[k].finished()]
+    # --tinygrad-beam: a kernel without BEAM's pick runs BEAM as it becomes active, one per pass of the loop (its pick is measured
+    # while the next BEAM runs); the unmeasured prefixes of the picks a stopped run found go first
+    picks = self.store.picks(self.dev_name, "tinygrad-beam") if self.tinygrad_beam else {}
+    self.unseeded = {k["key"] for k in kernels if self.tinygrad_beam and k["key"] not in picks}
+    for key, o in picks.items():
+      if key in plans: self._queue_pick(plans[key], opts_from_json(o))
+    order = [k for k in order if not plans[k].finished() or k in self.unseeded]
     todo = sum(max(0, plans[k].target - plans[k].done) for k in order)
     if not order: return self._summary(0.0)
     self.pool, self.kernels = make_pool(self.workers, renderer_for(self.device), kernels, self.compile_timeout), kernels
@@ -78,9 +85,10 @@ class Generator:
         self.beat()
         if time.time() > self.deadline: break
         while len(active) < max_active and order:
-          if not (p := plans[order.pop(0)]).finished():
+          if not (p := plans[order.pop(0)]).finished() or p.key in self.unseeded:
             active.append(p.key)
             if p.done and () in p.seen: p.queue.insert(0, Task(p.key, "fixed", (), seed=0))  # resumed: rebuild the reference
+            if p.key in self.unseeded: self._seed_tinygrad_beam(p); break
         # keep the pool busy: round-robin over active kernels
         stalled = 0
         while len(futures) < max_inflight and active and stalled < len(active):
@@ -115,7 +123,30 @@ class Generator:
       procs = list((getattr(self.pool, "_processes", None) or {}).values())
       self.pool.shutdown(wait=False, cancel_futures=True)
       for proc in procs: proc.kill()
+      if self.tinygrad_beam:
+        from tinygrad.engine.worker import terminate_worker_pool
+        terminate_worker_pool()   # BEAM's compile pool
     return self._summary(time.perf_counter() - st)
+
+  def _seed_tinygrad_beam(self, p:KernelPlan):
+    """Run tinygrad's BEAM on the kernel, keep its pick in the store and queue it with every prefix: the trajectory into BEAM's
+    region, which the store's own climbs may never reach (dataset.tinygrad_beam)."""
+    from dataset.kernel import scheduler
+    from dataset.tinygrad_beam import tinygrad_beam
+    self.unseeded.discard(p.key)
+    row, st = next(k for k in self.kernels if k["key"] == p.key), time.perf_counter()
+    try: opts = tinygrad_beam(scheduler(Kernel_ast(row), renderer_for(self.device)), self.device, self.tinygrad_beam, on_timed=self.beat)
+    except Exception as e:   # a BEAM that fails is this kernel's loss, not the run's
+      print(f"tinygrad-beam: {row['name']}: {type(e).__name__}: {e}", file=sys.stderr); return
+    secs = time.perf_counter() - st
+    self.store.add_pick(p.key, self.dev_name, "tinygrad-beam", opts_to_json(opts), secs)
+    self._queue_pick(p, opts)
+    self.stats["tinygrad_beam_s"] = round(self.stats.get("tinygrad_beam_s", 0.0) + secs, 1)
+    if not self.progress: print(json.dumps({"tinygrad_beam": row["name"], "opts": opts_to_json(opts), "s": round(secs, 1)}), flush=True)
+
+  @staticmethod
+  def _queue_pick(p:KernelPlan, opts:tuple):
+    p.queue += [Task(p.key, "tinygrad-beam", opts[:i], seed=i) for i in range(1, len(opts)+1) if opts[:i] not in p.seen]
 
   def _summary(self, secs:float) -> dict:
     return {**self.stats, **{f"main_{k}_s": round(v, 1) for k, v in self.phase.items()}, "seconds": round(secs, 1), "ok_per_s": round(self.stats["ok"]/secs, 2) if secs else 0.0,
@@ -130,7 +161,7 @@ class Generator:
     self.stats["pool_restarts"] += 1
     for t in futures.values():
       plans[t.key].inflight -= 1
-      if t.kind in ("fixed", "hand") and self.stats["pool_restarts"] < 5: plans[t.key].queue.insert(0, t)
+      if t.kind in ONE_TRY and self.stats["pool_restarts"] < 5: plans[t.key].queue.insert(0, t)
     futures.clear()
     self.pool.shutdown(wait=False, cancel_futures=True)
     self.pool = make_pool(self.workers, renderer_for(self.device), self.kernels, self.compile_timeout)
@@ -241,6 +272,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                   f"measured configs (default {','.join(f'{k}={v}' for k, v in MIX.items())}; with --model "
                   f"{','.join(f'{k}={v}' for k, v in MODEL_MIX.items())}); e.g. expand=0.5,mutate=0.5: a measured climb from the best; "
                   "beam=1: a measured climb from the root, BEAM-style (dataset.plan)")
+  ap.add_argument("--tinygrad-beam", type=int, default=0, metavar="N", help="first run tinygrad's BEAM=N on each kernel (once: "
+                  "a resumed run skips kernels that have its records) and measure its pick and every prefix of it, as source 'tinygrad-beam'")
   ap.add_argument("--only-kernels", default=None, metavar="NAME,...", help="measure only these of the --kernels' kernels (names as "
                   "dataset-stats lists them, e.g. resnet50:batch=32:fp32#26)")
   ap.add_argument("--hang-timeout", type=float, default=120.0, help="seconds without progress before the run is restarted")
@@ -249,6 +282,7 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--_deadline", type=float, default=math.inf, help=argparse.SUPPRESS)
   a = ap.parse_args(argv)
   if a.samples_per_kernel < 1: ap.error("--samples-per-kernel must be >= 1")
+  if a.tinygrad_beam < 0: ap.error("--tinygrad-beam must be >= 0")
   return a
 
 def list_corpus():
@@ -291,7 +325,7 @@ def child(a, device:str, out:Path) -> int:
   try:
     g = Generator(store, select(a.kernels, device), device, a.samples_per_kernel, a.seed, a.workers, a._deadline,
                   a.check_frac, heartbeat=out.with_suffix(".heartbeat"), progress=not a.no_progress, model=a.model, mix=a.mix,
-                  only=set(a.only_kernels.split(",")) if a.only_kernels else None)
+                  only=set(a.only_kernels.split(",")) if a.only_kernels else None, tinygrad_beam=a.tinygrad_beam)
     summary = g.run()
   except ShapeError as e: return fail(str(e))   # the supervisor passes it on (exit 2) instead of resuming
   finally: store.close(compact=True)

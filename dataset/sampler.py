@@ -125,9 +125,9 @@ def reference_opts(base:Scheduler, threads:int=256) -> tuple[Opt, ...]:
   return opts
 
 def propose(base:Scheduler, kind:str, rng:random.Random, parent:tuple[Opt, ...]=(), avoid:frozenset=frozenset()) -> tuple[Opt, ...]|None:
-  """One opt sequence of the given kind: 'fixed' (the parent itself), 'hand', 'random', 'expand'/'beam' or 'mutate' ('model' proposals
+  """One opt sequence of the given kind: 'fixed' or 'tinygrad-beam' (the parent itself), 'hand', 'random', 'expand'/'beam' or 'mutate' ('model' proposals
   are model_children's, in order)."""
-  if kind == "fixed": return parent if replay(base, parent) is not None else None
+  if kind in ("fixed", "tinygrad-beam"): return parent if replay(base, parent) is not None else None
   if kind == "hand": return hand_coded(base)
   if kind == "random":
     for _ in range(4):

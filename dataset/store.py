@@ -19,6 +19,8 @@ CREATE TABLE IF NOT EXISTS measurements (id INTEGER PRIMARY KEY, kernel TEXT NOT
   device TEXT NOT NULL, arch TEXT, tinygrad TEXT, source TEXT, status TEXT NOT NULL, time_s REAL, runtimes TEXT, early_stop INTEGER,
   compile_s REAL, checked INTEGER, error TEXT, attempts INTEGER DEFAULT 0, ts REAL, UNIQUE (kernel, opts, device));
 CREATE INDEX IF NOT EXISTS m_kernel ON measurements (kernel, status);
+CREATE TABLE IF NOT EXISTS picks (kernel TEXT NOT NULL REFERENCES kernels(key), device TEXT NOT NULL, source TEXT NOT NULL,
+  opts TEXT NOT NULL, search_s REAL, PRIMARY KEY (kernel, device, source));
 """
 
 class StoreError(RuntimeError): pass
@@ -132,8 +134,17 @@ class Store:
       cols = "kernel, opts, device, arch, tinygrad, source, status, time_s, runtimes, early_stop, compile_s, checked, error, attempts, ts"
       keep = "" if variants is None else " AND kernel IN (SELECT key FROM src.kernels WHERE variant IN (SELECT name FROM temp.want))"
       self.db.execute(f"INSERT OR IGNORE INTO measurements ({cols}) SELECT {cols} FROM src.measurements WHERE status != 'pending'{keep} ORDER BY id")
+      if self.db.execute("SELECT 1 FROM src.sqlite_master WHERE name='picks'").fetchone():   # stores older than the picks table lack it
+        self.db.execute("INSERT OR IGNORE INTO picks SELECT * FROM src.picks" + ("" if variants is None else f" WHERE 1{keep}"))
     self.db.execute("DETACH DATABASE src")
     return self.count() - before
+
+  # *** an outside search's picks (tinygrad's BEAM): kept apart from the measurements, so that a run that stopped before measuring
+  # every prefix of one resumes them instead of searching again ***
+  def add_pick(self, kernel:str, device:str, source:str, opts:list, search_s:float):
+    self.db.execute("INSERT OR REPLACE INTO picks VALUES (?,?,?,?,?)", (kernel, device, source, json.dumps(opts), search_s))
+  def picks(self, device:str, source:str) -> dict[str, list]:
+    return {k: json.loads(o) for k, o in self.db.execute("SELECT kernel, opts FROM picks WHERE device=? AND source=?", (device, source))}
 
   # *** reading ***
   def frame(self):

@@ -17,6 +17,7 @@ from tinygrad.codegen.opt.postrange import Scheduler
 from dataset.sampler import ACTIONS, children, hand_coded, random_walk, replay
 from dataset.compile import worker_base
 from dataset.kernel import opts_to_json
+from dataset.tinygrad_beam import tinygrad_beam
 from search.measure import BudgetExhausted, Measurer
 
 Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; comparable within one kernel
@@ -445,24 +446,14 @@ class TPE:
 
 @dataclass
 class TinygradBeam:
-  """tinygrad's BEAM, unchanged (its own candidates, timing protocol and exit rule); counted by wrapping the two functions its
-  loop calls in this process. The budget does not apply: BEAM runs to its own end."""
+  """tinygrad's BEAM, unchanged (dataset.tinygrad_beam). The budget does not apply: BEAM runs to its own end."""
   amt: int = 2
   name: str = "tinygrad-beam"
   def run(self, ctx:Context):
-    from tinygrad.codegen.opt import search as S
-    from tinygrad.codegen.opt.postrange import args_from_ast
     m = ctx.measurer
-    orig_actions, orig_time = S.get_kernel_actions, S._time_program
-    def counted_actions(*a, **kw):
-      acted = orig_actions(*a, **kw); m.compiled += len(acted) - (1 if kw.get("include_0", True) else 0); return acted
-    def counted_time(*a, **kw): m.timed += 1; return orig_time(*a, **kw)
-    S.get_kernel_actions, S._time_program = counted_actions, counted_time
-    try:
-      rawbufs, var_vals = args_from_ast(ctx.base.ast, m.device)
-      k = S.beam_search(ctx.base.copy(), rawbufs, var_vals, self.amt, disable_cache=True)
-    finally: S.get_kernel_actions, S._time_program = orig_actions, orig_time
-    ctx.final_picks = [tuple(k.applied_opts[len(ctx.base.applied_opts):])]
+    def compiled(n:int): m.compiled += n
+    def timed(): m.timed += 1
+    ctx.final_picks = [tinygrad_beam(ctx.base, m.device, self.amt, compiled, timed)]
 
 STRATEGIES: dict[str, Callable[..., object]] = {"beam": Beam, "mcts": MCTS, "random": RandomSearch, "tpe": TPE,
                                                  "tinygrad-beam": TinygradBeam, "pure-model": lambda **kw: Beam(k=0, name="pure-model", **kw)}
