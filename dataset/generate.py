@@ -64,8 +64,8 @@ class Generator:
         plans[key].seen.discard(o); plans[key].queue.insert(0, Task(key, "fixed", o, seed=0)); self.retry[(key, o)] = source
     order = [k["key"] for k in kernels]
     self.rng.shuffle(order)  # families interleave, so a budget-limited run still covers the whole corpus
-    # --tinygrad-beam: a kernel without BEAM's pick runs BEAM as it becomes active, one per pass of the loop (its pick is measured
-    # while the next BEAM runs); the unmeasured prefixes of the picks a stopped run found go first
+    # --tinygrad-beam: a kernel without BEAM's pick runs BEAM as it becomes active, one at a time, each after the last one's pick
+    # is measured (a deadline then loses none; one BEAM may run past it); the unmeasured prefixes of a stopped run's picks go first
     picks = self.store.picks(self.dev_name, "tinygrad-beam") if self.tinygrad_beam else {}
     self.unseeded = {k["key"] for k in kernels if self.tinygrad_beam and k["key"] not in picks}
     for key, o in picks.items():
@@ -85,6 +85,8 @@ class Generator:
         self.beat()
         if time.time() > self.deadline: break
         while len(active) < max_active and order:
+          # the next BEAM waits until the last one's pick is measured: the loop times nothing while BEAM runs
+          if order[0] in self.unseeded and self._beam_pending(futures, [plans[k] for k in active]): break
           if not (p := plans[order.pop(0)]).finished() or p.key in self.unseeded:
             active.append(p.key)
             if p.done and () in p.seen: p.queue.insert(0, Task(p.key, "fixed", (), seed=0))  # resumed: rebuild the reference
@@ -143,6 +145,11 @@ class Generator:
     self._queue_pick(p, opts)
     self.stats["tinygrad_beam_s"] = round(self.stats.get("tinygrad_beam_s", 0.0) + secs, 1)
     if not self.progress: print(json.dumps({"tinygrad_beam": row["name"], "opts": opts_to_json(opts), "s": round(secs, 1)}), flush=True)
+
+  def _beam_pending(self, futures:dict, active:list[KernelPlan]) -> bool:
+    """A BEAM pick's config is queued, compiling, or compiled and waiting for its kernel's reference."""
+    tasks = [*futures.values(), *(t for p in active for t in p.queue), *(c.task for cs in self.backlog.values() for c in cs)]
+    return any(t.kind == "tinygrad-beam" for t in tasks)
 
   @staticmethod
   def _queue_pick(p:KernelPlan, opts:tuple):
