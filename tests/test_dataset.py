@@ -149,6 +149,26 @@ def test_store_pending_rows_are_retried_once_then_marked_hang(tmp_path):
   assert s.recover_pending("dev") == []                                               # died twice: a hang
   assert s.db.execute("SELECT status FROM measurements WHERE id=?", (rid,)).fetchone()[0] == "hang"
 
+def test_generate_tinygrad_beam_measures_its_pick_with_prefixes_once(tmp_path):
+  # --tinygrad-beam: BEAM's pick and every prefix of it are measured as source 'tinygrad-beam', the pick is kept in the store, and
+  # a rerun measures what is missing of it without running BEAM again
+  out, v = tmp_path / "t.sqlite", "gemm:m=32:k=32:n=32:fp32"
+  r = _gen(out, "--kernels", v, "--samples-per-kernel", "1", "--tinygrad-beam", "2", env={**os.environ, "PARALLEL": "2"})
+  assert r.wait(timeout=300) == 0 and '"tinygrad_beam"' in r.stdout.read()
+  db = sqlite3.connect(out)
+  (key, pick, secs), = db.execute("SELECT kernel, opts, search_s FROM picks").fetchall()
+  pick = opts_from_json(json.loads(pick))
+  beam = {opts_from_json(json.loads(o)) for (o,) in db.execute("SELECT opts FROM measurements WHERE source='tinygrad-beam'")}
+  assert pick and pick in beam and all(o == pick[:len(o)] for o in beam)
+  db.execute("DELETE FROM measurements WHERE opts=?", (json.dumps(opts_to_json(pick)),)); db.commit(); db.close()
+  r = _gen(out, "--kernels", v, "--samples-per-kernel", "1", "--tinygrad-beam", "2", env={**os.environ, "PARALLEL": "2"})
+  assert r.wait(timeout=300) == 0 and '"tinygrad_beam"' not in r.stdout.read()
+  db = sqlite3.connect(out)
+  assert db.execute("SELECT search_s FROM picks").fetchall() == [(secs,)]
+  assert db.execute("SELECT source FROM measurements WHERE opts=?", (json.dumps(opts_to_json(pick)),)).fetchall() == [("tinygrad-beam",)]
+  bad = _gen(tmp_path / "u.sqlite", "--kernels", v, "--tinygrad-beam", "-1")
+  assert bad.wait(timeout=120) == 2 and "--tinygrad-beam must be >= 0" in bad.stdout.read()
+
 def test_shards_split_without_overlap_and_merge_once(tmp_path):
   from dataset.shard import split, split_measured, merge
   base = Store(tmp_path / "base.sqlite")
@@ -166,6 +186,7 @@ def test_shards_split_without_overlap_and_merge_once(tmp_path):
     s = Store(p)
     for k in s.kernel_keys(): s.record(k, [["UPCAST", 0, 2]], "dev", "x86_64", "0.14.0", "random", "ok", time_s=1e-3*(i+1))
     s.begin(next(iter(s.kernel_keys())), [["LOCAL", 0, 2]], "dev", "x86_64", "0.14.0", "random")   # pending: not merged
+    s.add_pick(next(iter(s.kernel_keys())), "dev", "tinygrad-beam", [["UPCAST", 0, 2]], 1.0)        # a BEAM pick travels with it
     s.close()
   import gzip, shutil   # the GPU host returns shards gzipped: merge reads either
   with open(shards[1][0], "rb") as fi, gzip.open(gz := tmp_path / "shard1.sqlite.gz", "wb") as fo: shutil.copyfileobj(fi, fo)
@@ -174,7 +195,7 @@ def test_shards_split_without_overlap_and_merge_once(tmp_path):
   assert sum(merge(tmp_path / "base.sqlite", [p for p, _, _ in shards]).values()) == 0   # merging again adds nothing
   b = Store(tmp_path / "base.sqlite", readonly=True)
   assert b.kernel_keys() == keys[0] | keys[1] | {k.key for k in ks} and b.count("ok") == len(ks) + len(keys[0] | keys[1])
-  assert b.count("pending") == 0
+  assert b.count("pending") == 0 and len(b.picks("dev", "tinygrad-beam")) == 2
   with pytest.raises(Exception, match="no dataset"): merge(tmp_path / "base.sqlite", [tmp_path / "missing.sqlite"])
   (bad := tmp_path / "bad.sqlite.gz").write_bytes(b"not gzip")
   for p in (bad, tmp_path / "missing.sqlite.gz"):
@@ -185,6 +206,7 @@ def test_shards_split_without_overlap_and_merge_once(tmp_path):
   keys = [Store(p, readonly=True).kernel_keys() for p, _, _ in again]
   assert not (keys[0] & keys[1]) and keys[0] | keys[1] == b.measured_keys()
   assert sum(Store(p, readonly=True).count("ok") for p, _, _ in again) == b.count("ok")
+  assert sum(len(Store(p, readonly=True).picks("dev", "tinygrad-beam")) for p, _, _ in again) == 2
   assert sum(merge(tmp_path / "base.sqlite", [p for p, _, _ in again]).values()) == 0
   # --measured with variant names: only those variants' kernels; a name the base has not measured is an error
   one = again[0][1][0]
