@@ -279,8 +279,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                   f"measured configs (default {','.join(f'{k}={v}' for k, v in MIX.items())}; with --model "
                   f"{','.join(f'{k}={v}' for k, v in MODEL_MIX.items())}); e.g. expand=0.5,mutate=0.5: a measured climb from the best; "
                   "beam=1: a measured climb from the root, BEAM-style (dataset.plan)")
-  ap.add_argument("--tinygrad-beam", type=int, default=0, metavar="N", help="first run tinygrad's BEAM=N on each kernel (once: "
-                  "a resumed run skips kernels that have its records) and measure its pick and every prefix of it, as source 'tinygrad-beam'")
+  ap.add_argument("--tinygrad-beam", type=int, default=0, metavar="N", help="first run tinygrad's BEAM=N on each kernel, once (the "
+                  "store keeps its pick: a resumed run measures what is left of it) and measure its pick and every prefix, as source 'tinygrad-beam'")
   ap.add_argument("--only-kernels", default=None, metavar="NAME,...", help="measure only these of the --kernels' kernels (names as "
                   "dataset-stats lists them, e.g. resnet50:batch=32:fp32#26)")
   ap.add_argument("--hang-timeout", type=float, default=120.0, help="seconds without progress before the run is restarted")
