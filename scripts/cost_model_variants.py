@@ -1,6 +1,7 @@
 """Ranker variants on the kernel-held-out split (5-fold by kernel, one seed), against the default parameters (--base: a model's
-JSON, whose parameters then are the default): each JSON argument overrides Ranker parameters; --blend [regressor|mlp] also scores a
-per-kernel z-score blend of the default ranker with the log-runtime regressor or the torch MLP; --cascade re-ranks the default
+JSON, whose parameters then are the default): each JSON argument overrides Ranker parameters; --blend [regressor|throughput|mlp] also scores a
+per-kernel z-score blend of the default ranker with the log-runtime regressor, the normalized-throughput regressor (Ansor's target)
+or the torch MLP; --cascade re-ranks the default
 ranker's top K of each kernel with half the weight on a second ranker trained only on configs within 2x of their kernel's best (fine steps: label_base 1.05);
 --average N fits the default ranker with model seeds 0..N-1 and scores each, then the per-kernel z-score average of the first 2..N.
   python scripts/cost_model_variants.py dataset/data/cuda.sqlite '{}' '{"n_estimators": 800}' --blend --threads 2
@@ -35,7 +36,7 @@ def per_kernel_z(s:np.ndarray, kernel:np.ndarray) -> np.ndarray:
 def main():
   ap = argparse.ArgumentParser("cost_model_variants")
   ap.add_argument("dataset"); ap.add_argument("variants", nargs="*", default=["{}"])
-  ap.add_argument("--blend", nargs="?", const="regressor", choices=("regressor", "mlp")); ap.add_argument("--threads", type=int, default=0)
+  ap.add_argument("--blend", nargs="?", const="regressor", choices=("regressor", "throughput", "mlp")); ap.add_argument("--threads", type=int, default=0)
   ap.add_argument("--base", help="a cost model's JSON: its ranker parameters are the default the variants override")
   ap.add_argument("--cascade", action="store_true")
   ap.add_argument("--average", type=int, default=0, metavar="N", help="model seeds of the default ranker to average (0: none)")
@@ -64,7 +65,7 @@ def main():
     for k in (5, 10, 20): print(f"cascade top {k}: {show(cascade(default, s2, ds.kernel, k))}", flush=True)
   if a.blend:
     zr = per_kernel_z(default, ds.kernel)
-    other = {"regressor": Regressor, "mlp": MLPRanker}[a.blend]
+    other = {"regressor": Regressor, "throughput": lambda **kw: Regressor(target="throughput", **kw), "mlp": MLPRanker}[a.blend]
     zg = per_kernel_z(out_of_fold(lambda: other(seed=0, threads=a.threads), ds), ds.kernel)
     for w in (1.0, 0.8, 0.65, 0.5, 0.35, 0.0): print(f"blend {w:.2f} ranker + {1-w:.2f} {a.blend}: {show(w*zr + (1-w)*zg)}", flush=True)
 
