@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 import numpy as np
 from models.lgb import lgb
+from models.ranker import kernel_best
 
 class Regressor:
   """LightGBM regression of log(runtime) on the features; its score is the negated prediction. target="throughput" regresses
@@ -23,8 +24,7 @@ class Regressor:
           "bagging_freq": 1 if p["bagging_fraction"] < 1 else 0, "lambda_l2": p["lambda_l2"], "seed": self.seed, "deterministic": True,
           "force_row_wise": True, "num_threads": self.threads, "verbosity": -1}
     if p["target"] == "throughput":   # negated, so that the score stays the negated prediction
-      best = {k: time_s[kernel == k].min() for k in np.unique(kernel)}
-      y = -np.array([best[k] for k in kernel]) / time_s
+      y = -kernel_best(time_s, kernel) / time_s
     else: y = np.log(time_s)
     self.booster = lgb.train(lp, lgb.Dataset(X, y), num_boost_round=int(p["n_estimators"]))
     return self

@@ -15,11 +15,16 @@ def group_sizes(kernel:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   _, sizes = np.unique(kernel[order], return_counts=True)
   return order, sizes
 
+def kernel_best(time_s:np.ndarray, kernel:np.ndarray) -> np.ndarray:
+  """Per row: the best (smallest) time of its kernel."""
+  _, inv = np.unique(kernel, return_inverse=True)
+  best = np.full(inv.max() + 1, np.inf)
+  np.minimum.at(best, inv, time_s)
+  return best[inv]
+
 def relevance(time_s:np.ndarray, kernel:np.ndarray, label_base:float, levels:int) -> np.ndarray:
   """Per-kernel relevance: levels-1 for the kernel's best config, one level less per factor of label_base slower, floored at 0."""
-  best = {k: time_s[kernel == k].min() for k in np.unique(kernel)}
-  b = np.array([best[k] for k in kernel])
-  steps = np.floor(np.log(time_s/b)/np.log(label_base) + 1e-9).astype(np.int64)
+  steps = np.floor(np.log(time_s/kernel_best(time_s, kernel))/np.log(label_base) + 1e-9).astype(np.int64)
   return np.clip(levels - 1 - steps, 0, levels - 1).astype(np.int32)
 
 class Ranker:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import numpy as np
+from models.ranker import kernel_best
 
 MODEL_LABELS = {"ranker": "LightGBM LambdaRank (main)", "regressor": "LightGBM regressor of log runtime (baseline)",
                 "mlp": "torch MLP, ListNet (challenger)", "blend": "ranker + MLP blend, fixed scales (models.blend)",
@@ -78,12 +79,11 @@ def plot(res:dict, oof:dict, out_dir:Path, name:str):
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
   t, kernel = oof["time_s"], oof["kernel"]
-  best = {k: t[kernel == k].min() for k in np.unique(kernel)}
-  rel = np.log2(t/np.array([best[k] for k in kernel]))
+  rel = np.log2(t/kernel_best(t, kernel))
   fig, axs = plt.subplots(1, 2, figsize=(12, 5))
   # the ranker's scores carry no unit: center them per kernel; the regressor predicts log runtime itself
   s = oof["ranker"].copy()
-  for k in best: s[kernel == k] -= s[kernel == k].max()
+  for k in np.unique(kernel): s[kernel == k] -= s[kernel == k].max()
   axs[0].hexbin(rel, -s, gridsize=60, bins="log", mincnt=1, cmap="viridis")
   axs[0].set_xlabel("measured log2(time / best time of its kernel)"); axs[0].set_ylabel("ranker: top score of its kernel - score")
   axs[0].set_title(f"ranker, held-out kernels (tau {res['kfold']['ranker']['kendall_tau']['mean']:.3f})")

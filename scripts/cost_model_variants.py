@@ -14,7 +14,7 @@ from models.baselines import Regressor
 from models.mlp import MLPRanker
 from models.data import load
 from models.evaluate import average, out_of_fold, per_kernel
-from models.ranker import Ranker
+from models.ranker import Ranker, kernel_best
 from models.cost_model import ranker_params
 
 def cascade(s1:np.ndarray, s2:np.ndarray, kernel:np.ndarray, k:int, w:float=0.5) -> np.ndarray:
@@ -59,8 +59,7 @@ def main():
     print(f"ranker seed {seed}: {show(s)} ({time.perf_counter() - st:.0f} s)", flush=True)
     if seed: print(f"  average of seeds 0-{seed}: {show(np.mean(zs, 0))}", flush=True)
   if a.cascade:
-    best = {k: ds.time_s[ds.kernel == k].min() for k in np.unique(ds.kernel)}
-    near = ds.time_s <= 2.0*np.array([best[k] for k in ds.kernel])
+    near = ds.time_s <= 2.0*kernel_best(ds.time_s, ds.kernel)
     s2 = out_of_fold(lambda: Ranker(seed=0, threads=a.threads, **{**base, "n_estimators": 400, "label_base": 1.05, "levels": 30}), ds, rows=near)
     for k in (5, 10, 20): print(f"cascade top {k}: {show(cascade(default, s2, ds.kernel, k))}", flush=True)
   if a.blend:
