@@ -44,11 +44,12 @@ def held_out_scores(ds, model:str, folds:int, seed:int, threads:int=0) -> np.nda
   return out_of_fold(lambda: Ranker(seed=seed, threads=threads, **p), ds, folds, seed)
 
 def select(store:str, model:str, top:int, device:str|None=None, random:int=0, seed:int=0, held_out:int=0, threads:int=0,
-           best:int=0) -> dict:
+           best:int=0, skip_consolidated:bool=False) -> dict:
   """best=0: per kernel, its `top` early-stopped configs the model ranks highest, `random` early-stopped ones as a reference, and its
   best config as the control. best=K (consolidate): its K fastest stored configs, the model's `top` among the rest, and `random`
   fully timed ones as a reference; all are written back, scaled by the median new/old time of the model's and random configs
-  (chosen without looking at their stored times, so unlike the fastest ones they carry no winner's curse)."""
+  (chosen without looking at their stored times, so unlike the fastest ones they carry no winner's curse). skip_consolidated: leave
+  out kernels whose K fastest rows all come from an earlier consolidation (rows measured since then are what a new one is for)."""
   from models.cost_model import CostModel
   from models.data import load
   ds = load(store, device=device)
@@ -57,6 +58,7 @@ def select(store:str, model:str, top:int, device:str|None=None, random:int=0, se
   s = Store(store, readonly=True)
   try:
     early = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND early_stop=1 AND device=?", (ds.device,))}
+    done = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND error LIKE 'consolidated%' AND device=?", (ds.device,))}
     blobs = {r["key"]: r["ast"] for r in s.kernels()}
   finally: s.close()
   rng, kernels = np.random.default_rng(seed), []
@@ -66,6 +68,7 @@ def select(store:str, model:str, top:int, device:str|None=None, random:int=0, se
     is_early = lambda i: (k, ds.opts[i]) in early
     if best:
       fast = [int(i) for i in by_time[:best]]
+      if skip_consolidated and all((k, ds.opts[i]) in done for i in fast): continue
       picked = [int(i) for i in by_score if i not in fast][:top]
       rest = [int(i) for i in ix if i not in fast and i not in picked and not is_early(i)]
     else:
@@ -183,6 +186,7 @@ def main(argv=None) -> int:
   p.add_argument("--held-out", type=int, default=0, metavar="K", help="rank by out-of-fold scores: the model's ranker refitted K times, by kernel")
   p.add_argument("--threads", type=int, default=0)
   p.add_argument("--best", type=int, default=0, metavar="K", help="consolidate: time each kernel's K fastest configs again with the model's top and random ones")
+  p.add_argument("--skip-consolidated", action="store_true", help="with --best: leave out kernels whose K fastest rows are all consolidated already")
   p.add_argument("--seed", type=int, default=0); p.add_argument("--device", default=None, help="measured device name, if the store holds several"); p.add_argument("--out", required=True)
   p = sub.add_parser("run"); p.add_argument("selection"); p.add_argument("--out", required=True); p.add_argument("--device", default="CUDA")
   p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1)); p.add_argument("--time-budget", type=float, default=None)
@@ -192,7 +196,7 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   try:
     if a.cmd == "select":
-      sel = select(a.store, a.model, a.top, a.device, a.random, a.seed, a.held_out, a.threads, a.best)
+      sel = select(a.store, a.model, a.top, a.device, a.random, a.seed, a.held_out, a.threads, a.best, a.skip_consolidated)
       Path(a.out).parent.mkdir(parents=True, exist_ok=True)
       Path(a.out).write_bytes(gzip.compress(json.dumps(sel).encode()) if a.out.endswith(".gz") else json.dumps(sel).encode())
       print(f"retime: {sum(len(k['configs']) for k in sel['kernels'])} configs of {len(sel['kernels'])} kernels -> {a.out}")

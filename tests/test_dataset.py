@@ -365,6 +365,14 @@ def test_retime_consolidate(tmp_path):
     for c in k["configs"]:   # every config written, the fastest included
       t, es, err = db.execute("SELECT time_s, early_stop, error FROM measurements WHERE kernel=? AND opts=?", (key, json.dumps(c["opts"]))).fetchone()
       assert t == pytest.approx(min(c["new"])/sc) and es == 0 and err.startswith("consolidated")
+  # again with --skip-consolidated: only kernels with a row among their 2 fastest that no consolidation timed
+  assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--best", "2", "--top", "1",
+                      "--skip-consolidated", "--out", str(tmp_path / "s2.json")]) == 0
+  again = {k["key"] for k in json.loads((tmp_path / "s2.json").read_text())["kernels"]}
+  fastest_done = lambda key: all((e or "").startswith("consolidated") for (e,) in db.execute(
+    "SELECT error FROM measurements WHERE kernel=? AND status='ok' ORDER BY time_s LIMIT 2", (key,)))
+  assert again and all(not fastest_done(k) for k in again)
+  assert any(fastest_done(k) for k in res["kernels"]) and not any(k in again for k in res["kernels"] if fastest_done(k))
 
 def test_compare_catches_local_errors_and_nans():
   from dataset.timing import compare
