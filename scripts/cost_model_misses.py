@@ -1,6 +1,8 @@
 """Where the ranker's top-1 misses are: kernel-held-out scores (5-fold by kernel, one seed, default parameters), the per-kernel
 top-1 distribution (with the share of picks whose time is one early-stopped run: a config slower than 4x the best known is timed
-once), and the worst kernels with the model's pick next to the measured best.
+once), the mean top-1 and top-5 of kernels grouped by how many of their 6 fastest rows a consolidation timed together (dataset.retime
+--best: rows timed in other sessions carry their session's drift and the winner's curse), and the worst kernels with the model's pick
+next to the measured best.
   python scripts/cost_model_misses.py dataset/data/cuda.sqlite [--worst 25] [--base models/cost_model_sm_90.json]"""
 import argparse, sqlite3, sys
 from pathlib import Path
@@ -26,6 +28,12 @@ def main():
         f"below 0.5: {(t1 < 0.5).mean():.1%}; mean without the worst 10%: {np.sort(t1)[len(t1)//10:].mean():.4f}")
   db = sqlite3.connect(f"file:{a.dataset}?mode=ro", uri=True)
   early = {(k, o): e for k, o, e in db.execute("SELECT kernel, opts, early_stop FROM measurements WHERE status='ok'")}
+  done = {(k, o) for k, o in db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND error LIKE 'consolidated%'")}
+  share = {k: np.mean([(k, o) in done for o in ds.opts[m][np.argsort(t[m], kind="stable")[:6]]]) for k in pk if (m := kern == k).any()}
+  for lo, hi, what in ((0, 0, "none"), (1e-9, 0.5, "up to half"), (0.5 + 1e-9, 1 - 1e-9, "most"), (1, 1, "all")):
+    ks = [k for k in pk if lo <= share[k] <= hi]
+    if ks: print(f"{what} of the 6 fastest rows consolidated: {len(ks)} kernels, top-1 {np.mean([pk[k]['top1_score'] for k in ks]):.4f}, "
+                  f"top-5 {np.mean([pk[k]['top5_score'] for k in ks]):.4f}")
   picked = {k: int(np.flatnonzero(kern == k)[np.argmax(s[kern == k])]) for k in pk}
   for lo, hi in ((0, 0.25), (0.25, 0.5), (0.5, 0.8), (0.8, 0.95), (0.95, 1.01)):
     ks = [k for k, v in pk.items() if lo <= v["top1_score"] < hi]
