@@ -43,6 +43,11 @@ def held_out_scores(ds, model:str, folds:int, seed:int, threads:int=0) -> np.nda
   p = ranker_params(model)
   return out_of_fold(lambda: Ranker(seed=seed, threads=threads, **p), ds, folds, seed)
 
+def consolidated(db, device:str|None=None) -> set[tuple[str, str]]:
+  """(kernel, opts) of the ok rows a consolidation wrote (apply's `error` message starts with "consolidated"), on `device` or all."""
+  q = "SELECT kernel, opts FROM measurements WHERE status='ok' AND error LIKE 'consolidated%'"
+  return {(k, o) for k, o in (db.execute(q + " AND device=?", (device,)) if device else db.execute(q))}
+
 def select(store:str, model:str, top:int, device:str|None=None, random:int=0, seed:int=0, held_out:int=0, threads:int=0,
            best:int=0, skip_consolidated:bool=False) -> dict:
   """best=0: per kernel, its `top` early-stopped configs the model ranks highest, `random` early-stopped ones as a reference, and its
@@ -58,7 +63,7 @@ def select(store:str, model:str, top:int, device:str|None=None, random:int=0, se
   s = Store(store, readonly=True)
   try:
     early = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND early_stop=1 AND device=?", (ds.device,))}
-    done = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND error LIKE 'consolidated%' AND device=?", (ds.device,))}
+    done = consolidated(s.db, ds.device)
     blobs = {r["key"]: r["ast"] for r in s.kernels()}
   finally: s.close()
   rng, kernels = np.random.default_rng(seed), []

@@ -8,6 +8,7 @@ import argparse, sqlite3, sys
 from pathlib import Path
 import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from dataset.retime import consolidated
 from models.data import load
 from models.evaluate import kernel_kfold, per_kernel, run_splits
 from models.ranker import Ranker
@@ -28,7 +29,7 @@ def main():
         f"below 0.5: {(t1 < 0.5).mean():.1%}; mean without the worst 10%: {np.sort(t1)[len(t1)//10:].mean():.4f}")
   db = sqlite3.connect(f"file:{a.dataset}?mode=ro", uri=True)
   early = {(k, o): e for k, o, e in db.execute("SELECT kernel, opts, early_stop FROM measurements WHERE status='ok'")}
-  done = {(k, o) for k, o in db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND error LIKE 'consolidated%'")}
+  done = consolidated(db)
   share = {k: np.mean([(k, o) in done for o in ds.opts[m][np.argsort(t[m], kind="stable")[:6]]]) for k in pk if (m := kern == k).any()}
   for lo, hi, what in ((0, 0, "none"), (1e-9, 0.5, "up to half"), (0.5 + 1e-9, 1 - 1e-9, "most"), (1, 1, "all")):
     ks = [k for k in pk if lo <= share[k] <= hi]
