@@ -86,8 +86,14 @@ class CostModel:
     if not ks: return np.zeros(0)
     X = np.stack([featurize(k, self.props if props is None else props) for k in ks])
     s = self.score(X)
-    if compile_penalty and self.compile_model is not None: s = s - penalty(self.compile_model.predict_log_time(X))
+    if compile_penalty and self.compile_model is not None: s = s - self.penalty_unit*penalty(self.compile_model.predict_log_time(X))
     return s
+  @property
+  def penalty_unit(self) -> float:
+    """The compile penalty's weight is in the ranker's score units (it was tuned on the ranker's held-out scores). A blend scores in
+    units of each part's within-kernel spread, where one ranker unit is 1/scales[0]; unconverted, its penalty would weigh ~5x as much
+    against the model's own preference."""
+    return 1.0/self.blend.scales[0] if self.blend is not None else 1.0
   def score_opts(self, ast:UOp, opts_list:list[tuple[Opt, ...]], ren:Renderer, props:dict|None=None) -> np.ndarray:
     """Candidates of one kernel as opt sequences: -inf where they do not apply."""
     ks = schedulers(ast, ren, opts_list)

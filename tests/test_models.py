@@ -227,16 +227,26 @@ def test_lightgbm_loads_without_sklearn_and_leaves_it_importable():
   assert out.returncode == 0, out.stderr[-2000:]
   assert out.stdout.strip() == "2"
 
-def test_blend_trains_ships_and_scores_without_torch(cache, tmp_path):
+def test_blend_trains_ships_and_scores_without_torch(cache, kernels, tmp_path):
   from models.blend import Blend
+  from models.compile_cost import penalty
   out = tmp_path / "b.txt"
   assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out), "--folds", "3", "--threads", "1", "--quiet", "--blend", "0.6"]) == 0
   m = CostModel.load(out, device="CPU")
   assert m.meta["model"] == Blend.name and m.blend is not None and m.meta["metrics"]["pairwise_acc"] > 0.6
   w, (sr, sm) = m.meta["blend"]["weight"], m.meta["blend"]["scales"]
-  X = augment(load(CPU_DATA, workers=1).X[:40], m.resource_model)
+  ds = load(CPU_DATA, workers=1)
+  X = augment(ds.X[:40], m.resource_model)
   assert w == 0.6 and sr > 0 and sm > 0
   assert np.allclose(m.score(X), w*m.ranker.predict(X)/sr + (1 - w)*m.mlp.predict(X)/sm)   # what search ranks by
+  # its compile penalty is the ranker's, converted to the blend's units (one ranker unit is 1/sr)
+  k = ds.kernel[np.nanargmax(ds.compile_s)]   # the slowest compile's kernel: its slowest-compiling configs are past the penalty's cap
+  i = np.flatnonzero(ds.kernel == k)
+  i = i[np.argsort(-np.nan_to_num(ds.compile_s[i]))[:5]]
+  ks = schedulers(Kernel.ast_from_blob(kernels[0][k]["ast"]), CPU, [opts_from_json(json.loads(ds.opts[j])) for j in i])
+  assert m.compile_model is not None and m.penalty_unit == 1/sr
+  pen = penalty(m.compile_model.predict_log_time(np.stack([featurize(s, m.props) for s in ks])))
+  assert pen.max() > 0 and np.allclose(m.score_schedulers(ks, compile_penalty=False) - m.score_schedulers(ks, compile_penalty=True), pen/sr)
   # the shipped blend scores with numpy alone: a compile worker that loads it never imports torch
   import subprocess, sys
   code = f"import sys; from models.cost_model import CostModel; CostModel.load({str(out)!r}); assert 'torch' not in sys.modules"
