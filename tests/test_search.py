@@ -114,6 +114,9 @@ def test_compile_pool_is_shared_across_kernels():
     times.append(m.timed); pool = m.pool; m.close()
   from search.measure import shared_pool
   assert all(t >= 2 for t in times) and shared_pool("CPU", 2) is pool
+  # its workers score with one BLAS thread each (a worker per core, each with a BLAS thread per core, would oversubscribe the host)
+  from threadpoolctl import threadpool_info
+  assert {i["num_threads"] for i in pool.submit(threadpool_info).result() if i["user_api"] == "blas"} == {1}
 
 def test_time_budget_stops_search():
   k = _kernel("gemm:m=32:k=64:n=32:fp32")
