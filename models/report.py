@@ -29,9 +29,14 @@ def write_markdown(path:Path, res:dict):
            "top-k score = best measured time / best time among the model's top-k picks (TenSet).", "",
            "| model | Kendall tau | pairwise acc | top-1 score | top-5 score |", "|---|---|---|---|---|"]
   for m in ("ranker", "regressor", "mlp", "blend", "random"):
-    if m in kf: lines.append(f"| {MODEL_LABELS[m]} | {_pm(kf[m], 'kendall_tau')} | {_pm(kf[m], 'pairwise_acc')} | "
+    label = MODEL_LABELS[m] + (f", ranker weight {kf['blend_weight']}" if m == "blend" and "blend_weight" in kf else "")
+    if m in kf: lines.append(f"| {label} | {_pm(kf[m], 'kendall_tau')} | {_pm(kf[m], 'pairwise_acc')} | "
                              f"{_pm(kf[m], 'top1_score')} | {_pm(kf[m], 'top5_score')} |")
   h = res["hand_coded"]
+  if "blend_by_weight" in kf:
+    lines += ["| (blend at the ranker's weight w, same fits) | | | | |"]
+    lines += [f"| w = {w} | {_pm(v, 'kendall_tau')} | {_pm(v, 'pairwise_acc')} | {_pm(v, 'top1_score')} | {_pm(v, 'top5_score')} |"
+              for w, v in kf["blend_by_weight"].items()]
   lines += [f"| tinygrad hand-coded choice (reference, one pick) | n/a | n/a | {h['top1_score']:.3f} | {h['top5_score']:.3f} |", "",
             f"The hand-coded choice is a single config, so it has no ranking (tau, pairwise); it beats {h['percentile']:.1%} of its "
             f"kernel's measured configs on average ({h['kernels']} kernels have one).", "",

@@ -18,7 +18,7 @@ from models.ranker import Ranker
 from models.baselines import Regressor, RandomRanker
 from models.compile_cost import attach, fit as fit_compile
 from models.mlp import MLPRanker
-from models.blend import Blend
+from models.blend import Blend, WEIGHT
 from models.tune import tune, STORAGE
 from models.cost_model import CostModel, CostModelError, schedulers, default_model_path, file_sha256
 from models.resources import ResourceModel, WithResources, augment, labels_path
@@ -42,14 +42,18 @@ def resource_model(ds:Dataset, rows:np.ndarray, threads:int) -> ResourceModel|No
   if ds.regs is None: return None
   return ResourceModel(threads=threads).fit(ds.X[rows], ds.regs[rows], ds.frame[rows])
 
-def kfold_eval(ds:Dataset, seeds:list[int], folds:int, trials:int, storage:str, threads:int, with_mlp:bool) -> tuple[dict, dict]:
+BLEND_SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+def kfold_eval(ds:Dataset, seeds:list[int], folds:int, trials:int, storage:str, threads:int, with_mlp:bool,
+               blend_weight:float=WEIGHT) -> tuple[dict, dict]:
   """Every model on the kernel-grouped k-fold of every seed. The ranker's parameters come from a study on each fold's training
-  rows (nested; defaults when trials=0). Returns the summary and seed 0's out-of-fold scores (for plots)."""
+  rows (nested; defaults when trials=0). "blend" is the ranker + MLP blend at `blend_weight`; "blend_by_weight" the same fits
+  blended at each weight of BLEND_SWEEP (what the weight trades). Returns the summary and seed 0's out-of-fold scores (for plots)."""
   X, t, kern = ds.X, ds.time_s, ds.kernel
   per: dict[str, list] = {m: [] for m in ("ranker", "regressor", "mlp", "blend", "random") if m not in ("mlp", "blend") or with_mlp}
   fam: dict[str, list] = {m: [] for m in per}
   oof: dict = {"time_s": t, "kernel": kern}
-  tuned = []
+  tuned, sweep = [], {w: [] for w in BLEND_SWEEP}
   for seed in seeds:
     splits = list(kernel_kfold(kern, folds, seed))
     rms = [resource_model(ds, tr, threads) for tr, _ in splits]   # one per split, from its training kernels only; every model sees it
@@ -63,10 +67,15 @@ def kfold_eval(ds:Dataset, seeds:list[int], folds:int, trials:int, storage:str, 
     if with_mlp:   # one fit of the ranker and of the MLP per split scores the ranker, the MLP and their blend
       st = time.perf_counter()
       scores = {m: np.full(len(t), np.nan) for m in ("ranker", "mlp", "blend")}
+      by_w = {w: np.full(len(t), np.nan) for w in BLEND_SWEEP}
       for i, (tr, te) in enumerate(splits):
-        b = Blend(make_ranker(i, tr), makers["mlp"](i, tr)).fit(X[tr], t[tr], kern[tr])
+        b = Blend(make_ranker(i, tr), makers["mlp"](i, tr), blend_weight).fit(X[tr], t[tr], kern[tr])
         for m, s in b.parts(X[te]).items(): scores[m][te] = s
+        for w in BLEND_SWEEP: by_w[w][te] = Blend(b.ranker, b.mlp, w, b.scales).combine(scores["ranker"][te], scores["mlp"][te])
       secs = dict.fromkeys(scores, time.perf_counter() - st)
+      for w, s in by_w.items():
+        sweep[w].append(average(per_kernel(s, t, kern)))
+        log(f"  seed {seed} blend w={w:.1f} " + " ".join(f"{k}={v:.4f}" for k, v in sweep[w][-1].items()))
     for m in per:
       st = time.perf_counter()
       s = scores[m] if m in scores else run_splits(makers[m], X, t, kern, splits)
@@ -79,6 +88,7 @@ def kfold_eval(ds:Dataset, seeds:list[int], folds:int, trials:int, storage:str, 
   for m, v in fam.items():
     out[f"{m}_by_family"] = {f: {**summarize([s[f] for s in v]), "kernels": v[0][f]["kernels"]} for f in v[0]}
   out["ranker_params"] = tuned
+  if with_mlp: out["blend_weight"], out["blend_by_weight"] = blend_weight, {str(w): summarize(v) for w, v in sweep.items()}
   return out, oof
 
 def holdout_eval(ds:Dataset, labels:np.ndarray, seeds:list[int], threads:int) -> dict:
@@ -251,7 +261,7 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     # speed first, while nothing else of this run competes for the cores: the test kernels of seed 0's first fold
     log("speed"); speed = measure_speed(ds, a.dataset, speed_kernels(ds, a.folds, seeds[0]), seeds[0], threads)
     log(f"kernel-held-out {a.folds}-fold, seeds {seeds}, {et} trials per nested study")
-    kf, oof = kfold_eval(ds, seeds, a.folds, et, a.storage, threads, not a.no_mlp)
+    kf, oof = kfold_eval(ds, seeds, a.folds, et, a.storage, threads, not a.no_mlp, WEIGHT if a.blend is None else a.blend)
     log("leave-one-network-out"); lono = holdout_eval(ds, ds.network, seeds, threads) if (ds.network != "").any() else None
     fam = np.where(ds.network == "", ds.family, "")
     log("leave-one-family-out"); lofo = holdout_eval(ds, fam, seeds, threads) if len(set(fam.tolist()) - {""}) > 1 else None
