@@ -18,6 +18,7 @@ from models.ranker import Ranker
 from models.baselines import Regressor, RandomRanker
 from models.compile_cost import attach, fit as fit_compile
 from models.mlp import MLPRanker
+from models.mlp_forward import NumpyMLP
 from models.blend import Blend, WEIGHT
 from models.tune import tune, STORAGE
 from models.cost_model import CostModel, CostModelError, schedulers, default_model_path, file_sha256
@@ -134,19 +135,19 @@ def ablation(ds:Dataset, seeds:list[int], folds:int, threads:int) -> dict:
 
 def _speed_worker(args) -> dict:
   """In a fresh process (cold caches), score held-out candidates end to end from (AST blob, opts JSON) to a score."""
-  mode, model_path, rm_path, backend, arch, props, work = args
+  mode, model_path, rm_path, mlp_path, backend, arch, props, work = args
   ranker, rm = Ranker.load(model_path, threads=1), ResourceModel.load(rm_path) if rm_path else None
-  r = WithResources(ranker, rm)
+  models = [ranker] + ([NumpyMLP.load(mlp_path)] if mlp_path else [])   # a blend scores with both (the shipped MLP: numpy)
+  predict = lambda X: [m.predict(Xa) for Xa in [augment(X, rm)] for m in models]
   ren = renderer(backend, arch)
   n, st = 0, time.perf_counter()
   for blob, opts in work:
     ast = Kernel.ast_from_blob(blob)
     ol = [opts_from_json(json.loads(o)) for o in opts]
     if mode == "batched":   # how search calls it: a kernel's candidates at once, Schedulers built from shared prefixes
-      X = np.stack([featurize(k, props) for k in schedulers(ast, ren, ol) if k is not None])
-      r.predict(X)
+      predict(np.stack([featurize(k, props) for k in schedulers(ast, ren, ol) if k is not None]))
     else:                   # every candidate alone: its Scheduler rebuilt from the AST, one prediction per call
-      for o in ol: r.predict(featurize(scheduler(ast, ren, o), props)[None])
+      for o in ol: predict(featurize(scheduler(ast, ren, o), props)[None])
     n += len(ol)
   return {"mode": mode, "candidates": n, "seconds": time.perf_counter() - st}
 
@@ -154,7 +155,9 @@ def speed_kernels(ds:Dataset, folds:int, seed:int) -> list[str]:
   """The kernels speed is measured on: the test side of the seed's first kernel fold (held out from the model that scores them)."""
   return np.unique(ds.kernel[next(kernel_kfold(ds.kernel, folds, seed))[1]]).tolist()
 
-def measure_speed(ds:Dataset, store_path:str, kernels:list[str], seed:int, threads:int, max_candidates:int=3000) -> dict:
+def measure_speed(ds:Dataset, store_path:str, kernels:list[str], seed:int, threads:int, max_candidates:int=3000, blend:bool=False) -> dict:
+  """Featurize + predict per second on `kernels`' measured candidates, by a ranker (and with `blend`, the MLP a blend adds) fit on
+  the other kernels: one process batched as search scores, one rebuilding every candidate alone, and every core batched."""
   s = Store(store_path, readonly=True)
   try: blobs = {r["key"]: r["ast"] for r in s.kernels()}
   finally: s.close()
@@ -166,18 +169,22 @@ def measure_speed(ds:Dataset, store_path:str, kernels:list[str], seed:int, threa
     work.append((blobs[k], o)); n += len(o)
   tr = ~np.isin(ds.kernel, kernels)
   rm = resource_model(ds, tr, threads)
-  r = Ranker(seed=seed, threads=threads).fit(augment(ds.X[tr], rm), ds.time_s[tr], ds.kernel[tr])
+  Xa = augment(ds.X[tr], rm)
+  r = Ranker(seed=seed, threads=threads).fit(Xa, ds.time_s[tr], ds.kernel[tr])
   ncpu = os.cpu_count() or 1
   with tempfile.TemporaryDirectory() as d:
     r.save(p := Path(d) / "m.txt")
     if rm is not None: rm.save(rp := Path(d) / "m.resources.json")
+    if blend: MLPRanker(seed=seed, threads=threads).fit(Xa, ds.time_s[tr], ds.kernel[tr]).numpy_forward().save(mp := Path(d) / "m.mlp.npz")
     res = {}
     for mode, procs in (("batched", 1), ("scratch", 1), ("batched_all_cores", ncpu)):
       # every process takes every procs-th kernel; the machine's rate is all candidates over the slowest process's time
-      parts = [(mode.split("_")[0], str(p), str(rp) if rm is not None else None, ds.backend, ds.arch, ds.props, work[i::procs]) for i in range(procs)]
+      parts = [(mode.split("_")[0], str(p), str(rp) if rm is not None else None, str(mp) if blend else None, ds.backend, ds.arch, ds.props,
+                work[i::procs]) for i in range(procs)]
       with multiprocessing.get_context("spawn").Pool(procs) as pool: out = pool.map(_speed_worker, parts, chunksize=1)
       res[mode] = {"mode": mode, "processes": procs, "candidates": sum(o["candidates"] for o in out), "seconds": max(o["seconds"] for o in out)}
       log(f"  speed {mode}: {res[mode]['candidates']} candidates in {res[mode]['seconds']:.1f} s ({procs} processes)")
+  res["models"] = "ranker + MLP (blend)" if blend else "ranker"
   return res
 
 def compile_rate(path:Path) -> dict|None:
@@ -259,7 +266,7 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   et = a.trials if a.eval_trials is None else a.eval_trials   # trials per nested study in --evaluate
   if a.evaluate:
     # speed first, while nothing else of this run competes for the cores: the test kernels of seed 0's first fold
-    log("speed"); speed = measure_speed(ds, a.dataset, speed_kernels(ds, a.folds, seeds[0]), seeds[0], threads)
+    log("speed"); speed = measure_speed(ds, a.dataset, speed_kernels(ds, a.folds, seeds[0]), seeds[0], threads, blend=a.blend is not None)
     log(f"kernel-held-out {a.folds}-fold, seeds {seeds}, {et} trials per nested study")
     kf, oof = kfold_eval(ds, seeds, a.folds, et, a.storage, threads, not a.no_mlp, WEIGHT if a.blend is None else a.blend)
     log("leave-one-network-out"); lono = holdout_eval(ds, ds.network, seeds, threads) if (ds.network != "").any() else None
@@ -346,7 +353,7 @@ def write_results(a, ds:Dataset, res:dict, params:dict, command:str):
          "ablation": res["ablation"], "ablation_seeds": min(a.ablation_seeds, a.seeds) if res["ablation"] else None, "final_params": params,
          "speed": {"host": f"this machine, {os.cpu_count()} vCPUs", **sp, "one_core_per_s": rate("batched"), "scratch_per_s": rate("scratch"),
                    "compile": comp, "per_core": {"featurize_predict": rate("batched"), "compile_time": comp["per_s"]/comp["workers"] if comp else None},
-                   "headline": f"held-out kernels' candidates from (AST, opts JSON) to a score, one call per kernel (Schedulers built from "
+                   "headline": f"held-out kernels' candidates from (AST, opts JSON) to a score by the {sp['models']}, one call per kernel (Schedulers built from "
                                f"shared prefixes, AST unpickling and preparation included), fresh processes, all {os.cpu_count()} vCPUs of this machine",
                    "compile_note": (f"{comp['device']} host, {comp['workers']} compile workers: (ok {comp['ok']} + failed {comp['failed']}) "
                                     f"timed candidates / {comp['seconds']} s of the generation run in {comp['log']}; the {comp['duplicates']} "

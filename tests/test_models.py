@@ -178,6 +178,16 @@ def test_compile_model_learns_and_penalizes_slow_compiles(trained, ds, kernels, 
   compile_path(p).write_text("garbage")   # a compile model that is not the recorded one
   with pytest.raises(CostModelError, match="sha256"): CostModel.load(p)
 
+def test_speed_is_measured_end_to_end_with_the_models_that_ship(ds):
+  # the evaluation's featurize+predict rate: held-out kernels' candidates from (AST, opts JSON) to a score; a blend adds its MLP
+  from models.train import measure_speed, speed_kernels
+  ks = speed_kernels(ds, 3, 0)[:2]
+  n = int(np.isin(ds.kernel, ks).sum())
+  for blend in (False, True):
+    sp = measure_speed(ds, str(CPU_DATA), ks, 0, 1, max_candidates=n, blend=blend)
+    assert sp["models"] == ("ranker + MLP (blend)" if blend else "ranker")
+    assert all(sp[m]["candidates"] == n and sp[m]["seconds"] > 0 for m in ("batched", "scratch", "batched_all_cores"))
+
 def test_cli_trains_and_refuses_device_mismatch(cache, tmp_path, capsys):
   out = tmp_path / "m.txt"
   assert train_main([str(CPU_DATA), "--device", "CUDA", "--out", str(out), "--quiet"]) == 2
