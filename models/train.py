@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse, datetime, json, multiprocessing, os, shlex, sys, tempfile, time
 from pathlib import Path
 import numpy as np
+from threadpoolctl import threadpool_limits
 from dataset.store import Store, StoreError
 from dataset.kernel import Kernel, TINYGRAD_VERSION, scheduler, opts_from_json
 from dataset.stats import stats
@@ -136,6 +137,7 @@ def ablation(ds:Dataset, seeds:list[int], folds:int, threads:int) -> dict:
 def _speed_worker(args) -> dict:
   """In a fresh process (cold caches), score held-out candidates end to end from (AST blob, opts JSON) to a score."""
   mode, model_path, rm_path, mlp_path, backend, arch, props, work = args
+  threadpool_limits(1, user_api="blas")   # one core per process, as in search's compile workers (dataset.compile)
   ranker, rm = Ranker.load(model_path, threads=1), ResourceModel.load(rm_path) if rm_path else None
   models = [ranker] + ([NumpyMLP.load(mlp_path)] if mlp_path else [])   # a blend scores with both (the shipped MLP: numpy)
   predict = lambda X: [m.predict(Xa) for Xa in [augment(X, rm)] for m in models]
