@@ -140,7 +140,9 @@ def _speed_worker(args) -> dict:
   threadpool_limits(1, user_api="blas")   # one core per process, as in search's compile workers (dataset.compile)
   ranker, rm = Ranker.load(model_path, threads=1), ResourceModel.load(rm_path) if rm_path else None
   models = [ranker] + ([NumpyMLP.load(mlp_path)] if mlp_path else [])   # a blend scores with both (the shipped MLP: numpy)
-  predict = lambda X: [m.predict(Xa) for Xa in [augment(X, rm)] for m in models]
+  def predict(X:np.ndarray):
+    Xa = augment(X, rm)   # the register model's predictions, once for both models
+    for m in models: m.predict(Xa)
   ren = renderer(backend, arch)
   n, st = 0, time.perf_counter()
   for blob, opts in work:

@@ -17,6 +17,7 @@ def main(argv=None) -> int:
   ap.add_argument("model"); ap.add_argument("runs", nargs="+", metavar="NAME=DIR")
   ap.add_argument("--min-diff", type=float, default=0.05, help="show kernels whose runs differ by more than this share")
   a = ap.parse_args(argv)
+  if bad := [r for r in a.runs if "=" not in r]: ap.error(f"runs are NAME=DIR, got {bad[0]!r}")
   runs = {n: rows(Path(d), a.model) for n, d in (r.split("=", 1) for r in a.runs)}
   first = next(iter(runs.values()))
   print(f"{a.model}: tuned us per kernel (search seconds)\n{'':39s}" + "".join(f" {n:>19s}" for n in runs))
