@@ -14,6 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from dataset.errors import one_line  # noqa: E402
+from search.beam_cache import beam_done, drop_beam, merge_beam  # noqa: E402
 
 # ***** CvT-13 (Wu et al. 2021, microsoft/CvT lib/models/cls_cvt.py, config cvt-13-224x224) *****
 
@@ -132,33 +133,6 @@ def _claim(claims:Path, job:str) -> bool:
   try: os.close(os.open(claims / job.replace("/", "_"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)); return True
   except FileExistsError: return False
 
-def _beam_done(cache:Path) -> dict[str, dict]:
-  out = {}
-  for f in sorted(cache.glob("beam2.gpu*.json")):
-    try: out.update(json.loads(f.read_text()))
-    except (OSError, json.JSONDecodeError): pass   # being replaced by its worker: read again next time
-  return out
-
-def drop_beam(cache:Path, keys:set[str]) -> int:
-  """These kernels' BEAM=2 results out of every cache file (so BEAM=2 searches them again); returns how many were there."""
-  n = 0
-  for f in sorted(cache.glob("beam2.gpu*.json")):
-    d = json.loads(f.read_text())
-    if (hit := keys & d.keys()): n += len(hit); f.write_text(json.dumps({k: v for k, v in d.items() if k not in hit}, indent=1))
-  return n
-
-def merge_beam(src:Path, cache:Path) -> int:
-  """BEAM=2's results from a host call (src/beam2.gpu*.json) into `cache`: a kernel searched again there replaces its old entry,
-  which leaves every other file of `cache` (each kernel is in one file only). Returns the entries that are new or replaced. A call
-  carries a copy of the whole cache, so its other entries may be older than `cache`'s (merged from a later call meanwhile): an entry
-  replaces one searched later (`ts`, since 2026-11-23) never."""
-  old = _beam_done(cache)
-  changed = {k: v for k, v in _beam_done(src).items() if old.get(k) != v and v.get("ts", 0) >= old.get(k, {}).get("ts", 0)}
-  drop_beam(cache, set(changed))
-  f = cache / "beam2.gpu0.json"
-  f.write_text(json.dumps({**(json.loads(f.read_text()) if f.is_file() else {}), **changed}, indent=1))
-  return len(changed)
-
 def _report_done(cache:Path, n:str) -> bool:
   f = cache / f"{n}.report.json"
   return f.is_file() and json.loads(f.read_text()).get("beam2_ms") is not None
@@ -179,7 +153,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
     if n not in kernels and (f := cache / f"{n}.kernels.pkl").is_file(): kernels[n] = pickle.loads(f.read_bytes())
     return kernels.get(n)
   while time.time() - start < a.seconds:
-    beam_open, job, done = time.time() - start < a.seconds - a.reserve, None, _beam_done(cache)
+    beam_open, job, done = time.time() - start < a.seconds - a.reserve, None, beam_done(cache)
     # models one after another (all GPUs on one model's BEAM kernels finish it soonest): a model ready to measure first, then
     # the first model in --models order with a job left; with --final, after the BEAM cut-off, every model is measured as it is
     for n in names:
@@ -218,7 +192,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
       else:
         n = job[1]
         merged = cache / f".beam2.{n}.json"
-        merged.write_text(json.dumps(_beam_done(cache)))
+        merged.write_text(json.dumps(beam_done(cache)))
         module, xs = build(n, device, a.seed)
         rep = tune_model(module, xs, name=n, device=device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy,
                          cost_model=a.model, cache=cache / f"{n}.tuned.json", compare_beam=2, beam_cache=merged, search_beam=False,
@@ -325,8 +299,9 @@ def write_markdown(res:dict, path:Path):
   notes = [f"- {n}: torch.compile: {r['torch_compile_error']}" for n, r in res["models"].items() if r.get("torch_compile_error")]
   notes += [f"- {n}: no BEAM=2 latency: {r['beam2_error']} ({r['beam2_tune_s']:.0f} s of BEAM=2 search so far)"
             for n, r in res["models"].items() if r.get("beam2_error")]
-  notes += [f"- {n}: {r['kernels_distinct']} distinct kernels ({r['kernel_launches']} launches; {r.get('kernels_in_dataset', '?')} of them in "
-            f"the cost model's training data); the learned search timed {sum(k['timed'] for k in r['kernels'])} candidates in all "
+  indata = lambda r: f"; {r['kernels_in_dataset']} of them in the cost model's training data" if "kernels_in_dataset" in r else ""
+  notes += [f"- {n}: {r['kernels_distinct']} distinct kernels ({r['kernel_launches']} launches{indata(r)}); the learned search timed "
+            f"{sum(k['timed'] for k in r['kernels'])} candidates in all "
             f"(BEAM=2: {sum(k.get('beam_timed') or 0 for k in r['kernels'])}), strategy {r['strategy']}, cost model "
             f"{Path(r['cost_model']).name}" for n, r in res["models"].items() if "error" not in r]
   notes += [f"- {x}" for x in res.get("notes", [])]

@@ -162,16 +162,15 @@ def test_schedule_gives_the_round_expected_to_save_most():
 def test_merge_beam_replaces_each_kernel_once(tmp_path):
   """A host call's BEAM=2 results go into the committed cache: a kernel searched again replaces its entry wherever it was, and
   every kernel stays in one file (bench_models reads all of them, so a stale twin could win)."""
-  sys.path.insert(0, str(ROOT / "scripts"))
-  import bench_models
+  from search import beam_cache
   cache, src = tmp_path / "cache", tmp_path / "src"
   cache.mkdir(); src.mkdir()
   (cache / "beam2.gpu0.json").write_text(json.dumps({"a": {"tune_s": 1.0}}))
   (cache / "beam2.gpu1.json").write_text(json.dumps({"b": {"tune_s": 2.0}, "c": {"tune_s": 3.0}}))
   (src / "beam2.gpu3.json").write_text(json.dumps({"a": {"tune_s": 1.0}, "b": {"tune_s": 5.0}, "d": {"tune_s": 4.0}}))
-  assert bench_models.merge_beam(src, cache) == 2   # b replaced, d new; a unchanged
+  assert beam_cache.merge_beam(src, cache) == 2   # b replaced, d new; a unchanged
   files = [json.loads(f.read_text()) for f in sorted(cache.glob("beam2.gpu*.json"))]
-  assert bench_models._beam_done(cache) == {"a": {"tune_s": 1.0}, "b": {"tune_s": 5.0}, "c": {"tune_s": 3.0}, "d": {"tune_s": 4.0}}
+  assert beam_cache.beam_done(cache) == {"a": {"tune_s": 1.0}, "b": {"tune_s": 5.0}, "c": {"tune_s": 3.0}, "d": {"tune_s": 4.0}}
   assert sorted(k for d in files for k in d) == ["a", "b", "c", "d"]
-  assert bench_models.merge_beam(src, cache) == 0
-  assert bench_models.drop_beam(cache, {"b", "c", "x"}) == 2 and bench_models._beam_done(cache) == {"a": {"tune_s": 1.0}, "d": {"tune_s": 4.0}}
+  assert beam_cache.merge_beam(src, cache) == 0
+  assert beam_cache.drop_beam(cache, {"b", "c", "x"}) == 2 and beam_cache.beam_done(cache) == {"a": {"tune_s": 1.0}, "d": {"tune_s": 4.0}}
