@@ -94,8 +94,8 @@ def build_corpus() -> list[Variant]:
 
 def wider_tier() -> list[Variant]:
   """More shapes of every family and the networks at more batch sizes (added once the first tier was measured): the ranker's
-  held-out top-1 grows with the number of kernels it learns from, twice as fast as with more configs per kernel
-  (results/logs/cost_model_learning_curve.log), and these are shapes real networks run (ResNet stages and bottlenecks, MobileNet
+  held-out top-1 grows with the number of kernels it learns from, twice as fast as with more configs per kernel (half the
+  kernels: 0.8725, half of each kernel's configs: 0.8788, all: 0.8850), and these are shapes real networks run (ResNet stages and bottlenecks, MobileNet
   depthwise, transformer projections and MLPs)."""
   vs: list[Variant] = []
   vs += _conv(16, 128, 28, 128, 3) + _conv(16, 256, 14, 256, 3) + _conv(16, 512, 7, 512, 3)

@@ -4,8 +4,8 @@ same nest starts its search from them (TVM's apply_history_best, and its transfe
 A nest is the scheduled kernel's full shape, axis types and buffer dtypes: the same opts apply to every kernel of a nest and do the
 same to its loops. ResNet-50 exported through ONNX gives mostly other ASTs than the corpus' ResNet-50 (3 of 27 batch-32 keys
 match; the others differ in fused epilogues and op order), but the same nests. Why it pays (H200, separate runs, so only a pointer):
-the dataset's best for the nest of batch 32's 2048<-512 1x1 conv on 7x7 measured 252 us, where session 15's learned search ended at
-669 us and BEAM=2 at 310 us on the exported kernel.
+the dataset's best for the nest of batch 32's 2048<-512 1x1 conv on 7x7 measured 252 us, where the learned search from the cost model alone ended
+at 669 us and BEAM=2 at 310 us on the exported kernel.
 
 Built from a measurement store once per device (train-cost-model writes models/history_<arch>.json next to the model); a search
 then pays only for timing the few configs it takes from here. Configs are kept with their time relative to their kernel's best.

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 from models.baselines import Regressor
 
-# a ranking score unit off per doubling past the cap: on the Hopper dataset's held-out predictions (--tradeoff, 2026-11-22) the
-# model's top 8 per kernel then compile in 17% fewer seconds, their best time 0.4% slower (top-1: 0.8%) (results/logs/compile_cost_tradeoff.log)
+# a ranking score unit off per doubling past the cap: on the Hopper dataset's held-out predictions (--tradeoff) the model's top 8
+# per kernel then compile in 17% fewer seconds, their best time 0.4% slower (top-1: 0.8%)
 PENALTY_CAP_S, PENALTY_WEIGHT = 1.0, 1.0
 PARAMS = dict(n_estimators=300, learning_rate=0.1, num_leaves=63, feature_fraction=0.5)
 

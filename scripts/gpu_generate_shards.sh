@@ -26,5 +26,5 @@ for f in $OUT/shard*.sqlite; do   # one log back (the host returns at most 8 fil
   { echo "== $n: $(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from measurements where status='ok'\").fetchone()[0])" $f) ok"; cat /tmp/$n.log; } | tee -a $OUT/gen.log | tail -2 | cut -c1-400
 done
 # the host returns no file over 16 MiB: a shard of a 2-GPU split holds half the dataset (~23 MB), so every store comes back gzipped
-# (session 9 lost a call's measurements to that limit); dataset.shard merge reads .sqlite.gz
+# (a store over the limit is lost with the call's measurements); dataset.shard merge reads .sqlite.gz
 for f in $OUT/shard*.sqlite; do gzip -1 "$f"; done

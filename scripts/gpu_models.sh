@@ -21,5 +21,5 @@ python3 scripts/bench_models.py --device CUDA --gpus $GPUS, --workers 15 --secon
 mkdir -p $OUT/cache && { cp $CACHE/*.tune.json $OUT/cache/ 2>/dev/null || true; }   # per-model tuning rows, if a tune job ran
 cp $CACHE/beam2.gpu*.json $OUT/cache/   # BEAM=2's results, new ones included: python scripts/bench_models.py --merge-beam DIR puts them in results/models_cache
 grep -v "^\[gpu.\]   " $OUT/bench_models.log | tail -60
-# the host returns 8 files at most (a call's first run of session 19 lost its 12): everything goes back as one archive
+# the host returns 8 files at most (a run's per-model files are more): everything goes back as one archive
 P=$(mktemp /tmp/models_out.XXXX.tgz) && tar czf $P -C $OUT . && rm -rf $OUT/* && mv $P $OUT/results.tgz
