@@ -60,8 +60,28 @@ def attention(b=8, heads=12, seq=512, dim=64, causal=False, dtype="fp16", device
   q, k, v = [_e(b, heads, seq, dim, dtype=dtype, device=device) for _ in range(3)]
   return [q.scaled_dot_product_attention(k, v, is_causal=causal)]
 
+def conv1d(n=1, c=80, l=3000, k=384, ks=3, stride=1, padding=1, dtype="fp32", device=None):
+  """A 1-D convolution (audio front ends: Whisper's 80 mel bins over 3000 frames)."""
+  return [_e(n, c, l, dtype=dtype, device=device).conv2d(_e(k, c, ks, dtype=dtype, device=device), stride=stride, padding=padding)]
+
+def rmsnorm(rows=4096, cols=4096, dtype="fp16", device=None):
+  x, g = _e(rows, cols, dtype=dtype, device=device), _e(cols, dtype=dtype, device=device)
+  return [x * (x.square().mean(-1, keepdim=True) + 1e-6).rsqrt() * g]
+
+def reduce(a=64, b=197, c=768, axis=2, op="sum", dtype="fp32", device=None):
+  """A reduction of a 3-D tensor over one axis: sum, mean or max (pooling tokens, a global average pool, row statistics)."""
+  return [getattr(_e(a, b, c, dtype=dtype, device=device), op)(axis)]
+
+def gelu_bias(rows=4096, cols=3072, dtype="fp16", device=None):
+  """An MLP's elementwise epilogue: gelu(x + bias)."""
+  return [(_e(rows, cols, dtype=dtype, device=device) + _e(cols, dtype=dtype, device=device)).gelu()]
+
+def swiglu(rows=4096, cols=11008, dtype="fp16", device=None):
+  """A gated MLP's elementwise core: silu(gate) * up."""
+  return [_e(rows, cols, dtype=dtype, device=device).silu() * _e(rows, cols, dtype=dtype, device=device)]
+
 def maxpool(n=8, c=64, h=112, w=112, ks=3, stride=2, padding=1, dtype="fp16", device=None):
   return [_e(n, c, h, w, dtype=dtype, device=device).max_pool2d(kernel_size=ks, stride=stride, padding=padding)]
 
 BUILDERS = {f.__name__: f for f in [conv2d, conv2d_bias_relu, conv2d_backward, bmm, gemm, softmax, softmax_backward, layernorm,
-                                    layernorm_backward, attention, maxpool]}
+                                    layernorm_backward, attention, maxpool, conv1d, rmsnorm, reduce, gelu_bias, swiglu]}

@@ -209,7 +209,9 @@ def retime(kernels:list[Kernel], device:str, row:dict, rounds:int):
       for o, prg in progs.items():
         if prg is not None: best[o] = min(best[o], min(m.bench.time(prg)[0]))
     m.close()
-    for n, tot in row.items(): tot["kernel_us"] += best[opts[n]]*1e6
+    for n, tot in row.items():
+      tot["kernel_us"] += best[opts[n]]*1e6
+      tot.setdefault("per_kernel_us", []).append(best[opts[n]]*1e6)
 
 def geomean(xs): return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else float("nan")
 

@@ -15,10 +15,13 @@ from search.strategies import STRATEGIES, Context, Outcome, finish, interleave
 SHAPE = {"conv2d": "n,c,h,w", "conv2d_bias_relu": "n,c,h,w", "conv2d_backward": "n,c,h,w", "maxpool": "n,c,h,w", "bmm": "b,m,k,n",
          "gemm": "m,k,n", "softmax": "rows,cols", "softmax_backward": "rows,cols", "layernorm": "rows,cols",
          "layernorm_backward": "rows,cols", "attention": "b,heads,seq,dim", "resnet50": "batch,image", "cvt_block": "batch,tokens_hw",
-         "gpt2_block": "batch,seq"}
+         "gpt2_block": "batch,seq", "conv1d": "n,c,l", "rmsnorm": "rows,cols", "reduce": "a,b,c", "gelu_bias": "rows,cols",
+         "swiglu": "rows,cols"}
 FLAGS = {"out_channels": "k", "kernel_size": "ks", "stride": "stride", "padding": "padding", "dilation": "dilation", "groups": "groups",
          "dtype": "dtype", "alpha": "alpha", "beta": "beta", "trans_a": "trans_a", "trans_b": "trans_b", "causal": "causal", "log": "log",
          "batch": "batch", "seq": "seq", "dim": "dim", "heads": "heads"}
+
+DEFAULT_BUDGET = 24   # timed candidates per kernel when neither --budget nor --time-budget is given
 
 def variant_from_args(a, device:str) -> Variant:
   """The workload at the asked shape; unspecified parameters take the corpus default for the device (its small tier on the CPU)."""
@@ -121,7 +124,7 @@ def main(argv=None) -> int:
   from tqdm import tqdm
   from search.cache import TunedCache
   kernels = [Kernel(ast.key.hex(), ast, f"{variant.name}#{i}", variant.family, variant.workload) for i, ast in enumerate(kernel_asts(*variant.build(device)))]
-  budget_n = a.budget if a.budget is not None else (None if a.time_budget else 24)
+  budget_n = a.budget if a.budget is not None else (None if a.time_budget else DEFAULT_BUDGET)
   results = []
   print(f"search: {variant.name}: {len(kernels)} kernel(s) on {dev_name} ({arch}), strategy {a.strategy}" + (f", model {model_path}" if model_path else ""), file=sys.stderr)
   bars = {k.key: tqdm(total=budget_n, desc=f"kernel {i+1}/{len(kernels)}", unit="timed", file=sys.stderr, position=i) for i, k in enumerate(kernels)}

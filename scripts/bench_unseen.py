@@ -1,0 +1,252 @@
+"""The unseen benchmark: kernels and networks that nothing in kerntune was trained or tuned on, measured against tinygrad's BEAM=2.
+
+The kernels are single-op configurations drawn once by a seeded sampler over shapes real networks run (odd sizes 7, 49, 197, 577,
+1500, 3000; batch 1 and large; fp16 and fp32; strided, grouped and dilated convs; matmuls and bmm; attention, causal too; norms,
+reductions, elementwise chains). The list is frozen: tests/test_unseen.py pins its fingerprint and asserts that none of its
+kernels' AST keys is in the shipped stores or histories. Never change it to flatter a result; a new benchmark gets a new seed.
+
+Per kernel, in one process on one device: the learned search with a user's defaults (`search`'s), tinygrad's BEAM=2, tinygrad's
+hand-coded config, and torch for the whole op; the three tinygrad answers are timed again side by side at the end of each op.
+  python scripts/bench_unseen.py --list                            # the benchmark, no device needed
+  python scripts/bench_unseen.py --print-keys CUDA                 # its kernels' AST keys (no GPU needed)
+  python scripts/bench_unseen.py --out results --workers 15        # on the GPU host (scripts/gpu_unseen.sh)
+BEAM=2's picks and search cost are kept in results/unseen_beam2.json, so a later call re-times BEAM=2's pick beside a new learned
+search instead of searching again (the JSON says which call each BEAM=2 search ran in)."""
+from __future__ import annotations
+import argparse, hashlib, json, math, random, sys, time
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+SEED = 29
+
+def _conv(r:random.Random) -> str:
+  kind = r.choice(["depthwise", "pointwise", "strided", "dilated", "grouped", "stem"])
+  n, dt = r.choice([1, 8, 32]), r.choice(["fp16", "fp32"])
+  if kind == "depthwise":
+    c, h, ks, s = r.choice([96, 144, 240, 480, 672]), r.choice([7, 14, 28, 56]), r.choice([3, 5]), r.choice([1, 2])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={c}:ks={ks}:stride={s}:padding={ks//2}:dilation=1:groups={c}:{dt}"
+  if kind == "pointwise":
+    c, k, h = r.choice([24, 40, 80, 112, 192, 320]), r.choice([96, 144, 240, 480, 1152]), r.choice([7, 14, 28, 56])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={k}:ks=1:stride=1:padding=0:dilation=1:groups=1:{dt}"
+  if kind == "strided":
+    c, h = r.choice([48, 96, 192, 384]), r.choice([14, 28, 56])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={2*c}:ks=3:stride=2:padding=1:dilation=1:groups=1:{dt}"
+  if kind == "dilated":
+    c, h, d = r.choice([64, 128, 256]), r.choice([28, 49, 56]), r.choice([2, 4])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={c}:ks=3:stride=1:padding={d}:dilation={d}:groups=1:{dt}"
+  if kind == "grouped":
+    c, h, g = r.choice([128, 256, 512]), r.choice([14, 28, 49]), r.choice([8, 16, 32])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={c}:ks=3:stride=1:padding=1:dilation=1:groups={g}:{dt}"
+  ks, s, k = r.choice([(4, 4, 96), (7, 4, 64), (16, 16, 384), (3, 2, 32)])   # ConvNeXt, SegFormer, ViT-S patch, EfficientNet stems
+  return f"conv2d:n={n}:c=3:h=224:w=224:k={k}:ks={ks}:stride={s}:padding={ks//2 if s < ks else 0}:dilation=1:groups=1:{dt}"
+
+def _conv1d(r:random.Random) -> str:
+  c, k, s = r.choice([(80, 384, 1), (384, 384, 2), (80, 512, 1)])   # Whisper-style front ends over 3000 frames
+  return f"conv1d:n={r.choice([1, 4])}:c={c}:l=3000:k={k}:ks=3:stride={s}:padding=1:{r.choice(['fp16', 'fp32'])}"
+
+def _tokens(r:random.Random) -> int: return r.choice([1, 2, 8]) * r.choice([49, 197, 577, 1500])
+
+def _gemm(r:random.Random) -> str:
+  m, (k, n) = _tokens(r), r.choice([(384, 1536), (768, 2304), (1024, 4096), (3072, 768), (4096, 11008), (1536, 384)])
+  return f"gemm:m={m}:k={k}:n={n}:{r.choice(['fp16', 'fp32'])}"
+
+def _bmm(r:random.Random) -> str:
+  heads, seq, d = r.choice([(6, 1500, 64), (12, 197, 64), (16, 577, 64), (12, 49, 32)]), r.choice([1, 4]), r.choice([False, True])
+  b, s, dim = heads[0]*seq, heads[1], heads[2]
+  return f"bmm:b={b}:m={s}:k={s}:n={dim}:{r.choice(['fp16', 'fp32'])}" if d else f"bmm:b={b}:m={s}:k={dim}:n={s}:{r.choice(['fp16', 'fp32'])}"
+
+def _attention(r:random.Random) -> str:
+  heads, seq, dim, causal = r.choice([(12, 197, 64, 0), (6, 1500, 64, 0), (16, 577, 64, 0), (32, 2048, 128, 1), (12, 1024, 64, 1)])
+  return f"attention:b={r.choice([1, 4])}:heads={heads}:seq={seq}:dim={dim}:causal={causal}:{r.choice(['fp16', 'fp32'])}"
+
+def _norm(r:random.Random) -> str:
+  return f"{r.choice(['layernorm', 'rmsnorm'])}:rows={_tokens(r)}:cols={r.choice([384, 768, 1024, 4096])}:{r.choice(['fp16', 'fp32'])}"
+
+def _softmax(r:random.Random) -> str:
+  s = r.choice([49, 197, 577, 1500])
+  return f"softmax:rows={r.choice([12, 96])*s}:cols={s}:log=0:{r.choice(['fp16', 'fp32'])}"
+
+def _reduce(r:random.Random) -> str:
+  a, b, c, axis = r.choice([(8, 197, 768, 1), (32, 49, 1280, 1), (64, 7, 3000, 2), (16, 1500, 384, 2), (1, 577, 1024, 1)])
+  return f"reduce:a={a}:b={b}:c={c}:axis={axis}:op={r.choice(['sum', 'mean', 'max'])}:{r.choice(['fp16', 'fp32'])}"
+
+def _elementwise(r:random.Random) -> str:
+  w = r.choice(["gelu_bias", "swiglu"])
+  return f"{w}:rows={_tokens(r)}:cols={r.choice([1536, 3072, 11008] if w == 'swiglu' else [1536, 3072, 4096])}:{r.choice(['fp16', 'fp32'])}"
+
+# family sampler and how many configurations of it the benchmark holds
+FAMILIES = [(_conv, 12), (_conv1d, 2), (_gemm, 6), (_bmm, 4), (_attention, 4), (_norm, 5), (_softmax, 3), (_reduce, 4), (_elementwise, 4)]
+
+def kernel_specs(seed:int=SEED) -> list[str]:
+  """The benchmark's single-op configurations (corpus-style variant specs), drawn once from `seed`; distinct, and never a corpus
+  variant's shape."""
+  from dataset.corpus import CORPUS, parse_variant
+  corpus, r, out = {v.name for v in CORPUS}, random.Random(seed), []
+  for fam, n in FAMILIES:
+    got = 0
+    while got < n:
+      spec = fam(r)
+      if spec in out or parse_variant(spec).name in corpus: continue
+      out.append(spec); got += 1
+  return out
+
+def fingerprint(specs:list[str]) -> str: return hashlib.sha256("\n".join(specs).encode()).hexdigest()[:16]
+
+# Whole networks (torch -> ONNX -> tune-model), none of which the corpus holds at any shape
+NETWORKS = ["mobilenet_v2", "efficientnet_b0", "vit_b_16", "convnext_tiny", "bert_base_s128", "whisper_tiny_encoder", "llama_block"]
+
+def kernels_of(spec:str, device:str) -> list:
+  from dataset.corpus import parse_variant
+  from dataset.kernel import Kernel, kernel_asts
+  v = parse_variant(spec)
+  return [Kernel(ast.key.hex(), ast, f"{v.name}#{i}", v.family, v.workload) for i, ast in enumerate(kernel_asts(*v.build(device)))]
+
+def benchmark_keys(device:str) -> dict[str, str]:
+  """AST key -> kernel name, of every benchmark kernel on `device` (no GPU needed)."""
+  return {k.key: k.name for spec in kernel_specs() for k in kernels_of(spec, device)}
+
+def torch_us(spec:str, reps:int=30) -> float|None:
+  """The whole op through torch (cuDNN / cuBLAS / fused attention), median of CUDA-event timings with the L2 flushed before each."""
+  import torch
+  import torch.nn.functional as F
+  from dataset.corpus import parse_variant
+  if not torch.cuda.is_available(): return None
+  v, w = dict(parse_variant(spec).params), spec.split(":")[0]
+  dt = torch.float16 if v["dtype"] == "fp16" else torch.float32
+  r = lambda *s: torch.randn(*s, device="cuda", dtype=dt)
+  if w == "conv2d":
+    x, wt = r(v["n"], v["c"], v["h"], v["w"]), r(v["k"], v["c"]//v["groups"], v["ks"], v["ks"])
+    fn = lambda: F.conv2d(x, wt, stride=v["stride"], padding=v["padding"], dilation=v["dilation"], groups=v["groups"])
+  elif w == "conv1d": x, wt = r(v["n"], v["c"], v["l"]), r(v["k"], v["c"], v["ks"]); fn = lambda: F.conv1d(x, wt, stride=v["stride"], padding=v["padding"])
+  elif w == "bmm": a, b = r(v["b"], v["m"], v["k"]), r(v["b"], v["k"], v["n"]); fn = lambda: torch.bmm(a, b)
+  elif w == "gemm": a, b = r(v["m"], v["k"]), r(v["k"], v["n"]); fn = lambda: a @ b
+  elif w == "softmax": x = r(v["rows"], v["cols"]); fn = lambda: torch.softmax(x, -1)
+  elif w == "layernorm": x, g, b = r(v["rows"], v["cols"]), r(v["cols"]), r(v["cols"]); fn = lambda: F.layer_norm(x, (v["cols"],), g, b)
+  elif w == "rmsnorm": x, g = r(v["rows"], v["cols"]), r(v["cols"]); fn = lambda: F.rms_norm(x, (v["cols"],), g, 1e-6)
+  elif w == "attention":
+    q, k, vv = (r(v["b"], v["heads"], v["seq"], v["dim"]) for _ in range(3))
+    fn = lambda: F.scaled_dot_product_attention(q, k, vv, is_causal=bool(v["causal"]))
+  elif w == "reduce": x = r(v["a"], v["b"], v["c"]); fn = lambda: (x.amax(v["axis"]) if v["op"] == "max" else getattr(x, v["op"])(v["axis"]))
+  elif w == "gelu_bias": x, b = r(v["rows"], v["cols"]), r(v["cols"]); fn = lambda: F.gelu(x + b)
+  elif w == "swiglu": x, y = r(v["rows"], v["cols"]), r(v["rows"], v["cols"]); fn = lambda: F.silu(x) * y
+  else: return None
+  torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False   # fp32 stays fp32, as tinygrad's
+  flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+  for _ in range(5): fn()
+  ts = []
+  for _ in range(reps):
+    flush.zero_()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); fn(); e.record(); torch.cuda.synchronize()
+    ts.append(s.elapsed_time(e) * 1e3)
+  return sorted(ts)[len(ts)//2]
+
+def run(a) -> int:
+  from dataset.device import default_device, device_info
+  from dataset.kernel import opts_from_json, opts_to_json
+  from search.cli import load_model, search_kernels, DEFAULT_BUDGET
+  from search.measure import Budget
+  from bench_search import retime, warm_pools
+  device = a.device or default_device()
+  dev_name, arch, props = device_info(device)
+  model, model_path = load_model(a.model, device, dev_name, arch, False)
+  scorer = model.scorer(props)
+  out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+  res_path, beam_path = out / "unseen.json", Path(a.beam_cache)
+  specs = kernel_specs()
+  res = json.loads(res_path.read_text()) if a.resume and res_path.is_file() else {}
+  res.update(device=f"{dev_name} ({arch})", date=time.strftime("%Y-%m-%d"), command="python scripts/bench_unseen.py " + " ".join(a.argv),
+             model=model_path, fingerprint=fingerprint(specs), budget=DEFAULT_BUDGET, workers=a.workers)
+  res.setdefault("kernels", []); res.setdefault("networks", [])
+  done = {e["key"] for e in res["kernels"]}
+  beam = json.loads(beam_path.read_text()) if beam_path.is_file() else {}
+  warm_pools(device, a.workers, scorer)
+  lo, hi = (int(x) for x in a.range.split(":")) if a.range else (0, len(specs))
+  for oi, spec in enumerate(specs[lo:hi], lo):
+    kernels = [k for k in kernels_of(spec, device) if k.key not in done]
+    if not kernels: continue
+    row: dict[str, dict] = {"learned": {"opts": []}, "beam2": {"opts": []}, "hand": {"opts": []}}
+    entries = []
+    for k in kernels:
+      st = time.perf_counter()
+      (o, m), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, 0, a.workers)
+      learned_s = time.perf_counter() - st
+      m.close()
+      if (b := beam.get(k.key)) is None or a.beam_again:
+        (ob, mb), = search_kernels([k], device, "tinygrad-beam", Budget(), None, 0, a.workers, amt=2)
+        mb.close()
+        b = beam[k.key] = {"opts": opts_to_json(ob.opts), "search_s": round(ob.search_s, 3), "timed": ob.timed, "compiled": ob.compiled,
+                           "verified": ob.verified, "device": f"{dev_name} ({arch})", "date": time.strftime("%Y-%m-%d %H:%M")}
+        beam_path.write_text(json.dumps(beam, indent=1))
+      for n, opts in (("learned", o.opts), ("beam2", tuple(opts_from_json(b["opts"]))), ("hand", o.hand_opts)): row[n]["opts"].append(opts_to_json(opts))
+      entries.append({"name": k.name, "key": k.key, "op": spec, "learned_s": round(learned_s, 3), "learned_timed": o.timed,
+                      "learned_compiled": o.compiled, "beam2_s": b["search_s"], "beam2_timed": b["timed"], "beam2_compiled": b["compiled"],
+                      "beam2_searched": b["date"], "verified": o.verified, "check": o.check, "beam2_verified": b["verified"],
+                      "learned_search_us": o.time_s*1e6, "marks": {**m.marks, "end": round(m.elapsed, 3)}})
+      print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
+            f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)
+    retime(kernels, device, row, a.rounds)   # side by side: kernel_us per strategy, summed; per kernel below
+    for i, (k, e) in enumerate(zip(kernels, entries)):
+      for n in ("learned", "beam2", "hand"): e[f"{n}_us"] = row[n]["per_kernel_us"][i]
+    try: t_us = torch_us(spec)
+    except Exception as ex: t_us = None; print(f"{spec}: torch failed: {ex}", flush=True)
+    for e in entries: e["torch_us"] = t_us   # the whole op in torch, on each of its kernels' rows
+    res["kernels"] += entries
+    res_path.write_text(json.dumps(res, indent=1))   # after every op: a cut-off call keeps what it measured
+    print(f"[{oi}] {spec}: learned {row['learned']['kernel_us']:.1f} us, BEAM=2 {row['beam2']['kernel_us']:.1f} us, hand "
+          f"{row['hand']['kernel_us']:.1f} us, torch {t_us if t_us is None else round(t_us, 1)} us", flush=True)
+  write_markdown(res, out / "unseen.md")
+  return 0
+
+def geomean(xs:list[float]) -> float: return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else math.nan
+
+def summary(res:dict) -> dict:
+  ks = [e for e in res["kernels"] if e.get("learned_us") and e.get("beam2_us")]
+  ratios = [e["learned_us"]/e["beam2_us"] for e in ks]
+  return {"kernels": len(ks), "geomean_vs_beam2": geomean(ratios), "worst_vs_beam2": max(ratios, default=math.nan),
+          "over_1.2x": sum(r > 1.2 for r in ratios), "wall_share": sum(e["learned_s"] for e in ks)/max(1e-9, sum(e["beam2_s"] for e in ks)),
+          "wall_share_geomean": geomean([e["learned_s"]/e["beam2_s"] for e in ks if e["beam2_s"] > 0]),
+          "verified": sum(bool(e["verified"]) for e in ks), "hand_vs_beam2": geomean([e["hand_us"]/e["beam2_us"] for e in ks])}
+
+def write_markdown(res:dict, path:Path):
+  s = summary(res)
+  lines = [f"# Unseen benchmark: {res['device']}, {res['date']}", "", f"`{res['command']}`", "",
+           f"Model `{res['model']}`; benchmark fingerprint `{res['fingerprint']}`; learned search with `search`'s defaults "
+           f"(budget {res['budget']}, {res['workers']} compile workers). BEAM=2's search seconds: see each row's `beam2_searched`.", "",
+           f"- kernels: {s['kernels']}, verified {s['verified']}",
+           f"- learned / BEAM=2 kernel time: geomean {s['geomean_vs_beam2']:.3f}x, worst {s['worst_vs_beam2']:.2f}x, {s['over_1.2x']} over 1.20x",
+           f"- hand-coded / BEAM=2: geomean {s['hand_vs_beam2']:.3f}x",
+           f"- learned search wall / BEAM=2's: {s['wall_share']:.3f} summed, {s['wall_share_geomean']:.3f} geomean per kernel", "",
+           "| kernel | learned us | BEAM=2 us | hand us | torch op us | learned/BEAM=2 | learned s (timed) | BEAM=2 s (timed) | verified |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+  for e in res["kernels"]:
+    t = f"{e['torch_us']:.1f}" if e.get("torch_us") else "-"
+    lines.append(f"| {e['name']} | {e['learned_us']:.1f} | {e['beam2_us']:.1f} | {e['hand_us']:.1f} | {t} | {e['learned_us']/e['beam2_us']:.2f} | "
+                 f"{e['learned_s']:.1f} ({e['learned_timed']}) | {e['beam2_s']:.1f} ({e['beam2_timed']}) | {'yes' if e['verified'] else 'NO: ' + str(e['check'])} |")
+  path.write_text("\n".join(lines) + "\n")
+
+def main(argv=None) -> int:
+  ap = argparse.ArgumentParser("bench_unseen", description=__doc__.split("\n")[0])
+  ap.add_argument("--list", action="store_true", help="print the benchmark's kernel configurations and networks and exit")
+  ap.add_argument("--print-keys", metavar="DEVICE", help="print its kernels' AST keys on DEVICE and exit")
+  ap.add_argument("--model", default=None, help="cost model (default: the shipped one for the device)")
+  ap.add_argument("--device", default=None)
+  ap.add_argument("--workers", type=int, default=15)
+  ap.add_argument("--out", default="results")
+  ap.add_argument("--beam-cache", default="results/unseen_beam2.json", help="BEAM=2's picks and search cost per kernel key")
+  ap.add_argument("--beam-again", action="store_true", help="run BEAM=2's search even where the cache has its pick")
+  ap.add_argument("--range", default=None, metavar="LO:HI", help="only these configurations (indices into --list)")
+  ap.add_argument("--resume", action="store_true", help="keep OUT/unseen.json's kernels and measure the rest")
+  ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")
+  ap.add_argument("--replot", metavar="JSON", help="rewrite the markdown of an existing unseen.json and exit")
+  a = ap.parse_args(argv)
+  a.argv = sys.argv[1:] if argv is None else argv
+  if a.list:
+    for i, s in enumerate(kernel_specs()): print(f"{i:3d} {s}")
+    print(f"networks: {', '.join(NETWORKS)}\nfingerprint {fingerprint(kernel_specs())}"); return 0
+  if a.print_keys:
+    for key, name in sorted(benchmark_keys(a.print_keys).items(), key=lambda kv: kv[1]): print(key, name)
+    return 0
+  if a.replot: write_markdown(json.loads(Path(a.replot).read_text()), Path(a.replot).with_suffix(".md")); return 0
+  return run(a)
+
+if __name__ == "__main__": sys.exit(main())
