@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One GPU-host call (device tool) on a multi-GPU host: measure the shard stores in out/shards (python -m dataset.shard split),
+# One GPU-host call (device tool): measure the shard stores in out/shards (python -m dataset.shard split; --shards 1 for one GPU),
 # one generate-dataset per GPU, for BUDGET seconds; the shards come back in $OUT. Merge them here afterwards:
 #   python -m dataset.shard merge dataset/data/cuda.sqlite <files_at>/shard*.sqlite.gz
 #   usage: bash scripts/gpu_generate_shards.sh BUDGET_S SAMPLES_PER_KERNEL [SHARD_DIR=out/shards [GENERATE_ARGS...]]   (carry SHARD_DIR and .whl)
@@ -10,12 +10,14 @@ set -u
 BUDGET=${1:-440}; SPK=${2:-70}; DIR=${3:-out/shards}; shift $(( $# < 3 ? $# : 3 ))
 source scripts/gpu_host.sh   # wheels, environment, $OUT/gpu.txt; GPUS (ids), N, W (compile workers per GPU)
 IDS=(${GPUS//,/ })
+# generate-dataset's module: models.generate loads --model's cost model (dataset imports nothing from models)
+GEN=$(python3 -c "import importlib.util as u; print('models.generate' if u.find_spec('models.generate') else 'dataset.generate')")
 echo "gpus $GPUS cores $(nproc) workers per GPU $W" | tee $OUT/gen.log
 pids=()
 for f in $DIR/shard*.sqlite; do
   i=$(basename $f .sqlite); i=${i#shard}
   cp "$f" $OUT/
-  CUDA_VISIBLE_DEVICES=${IDS[$(( i % N ))]} python3 -m dataset.generate --device CUDA --kernels "$(cat $DIR/shard$i.txt)" \
+  CUDA_VISIBLE_DEVICES=${IDS[$(( i % N ))]} python3 -m $GEN --device CUDA --kernels "$(cat $DIR/shard$i.txt)" \
     --samples-per-kernel $SPK --time-budget $BUDGET --workers $W --out $OUT/shard$i.sqlite --no-progress "$@" > /tmp/shard$i.log 2>&1 &
   pids+=($!)
 done

@@ -2,7 +2,8 @@
 # One GPU-host call (device tool, carry .whl and the selection): dataset.retime run on SELECTION, one shard per GPU (all, or GPUS=2,3),
 # results in $OUT/retimed.I.json (resumable: carry them back in, in RESUME_DIR, to go on). Then, here:
 #   python -m dataset.retime apply dataset/data/cuda.sqlite retimed.*.json
-#   python -m dataset.retime select dataset/data/cuda.sqlite --model models/cost_model_sm_90.txt --top 3 --random 1 --out out/retime_cuda.json.gz
+#   python -m models.retime select dataset/data/cuda.sqlite --model models/cost_model_sm_90.txt --top 3 --random 1 --out out/retime_cuda.json.gz
+#   (consolidate: --best 6 --top 3 --random 3 --held-out 5 [--skip-consolidated], each kernel's 6 fastest configs timed again together)
 #   bash scripts/gpu_retime.sh out/retime_cuda.json.gz [SECONDS] [RESUME_DIR]
 set -u
 mkdir -p "$OUT"
