@@ -164,7 +164,7 @@ def run(a) -> int:
   for oi, spec in enumerate(specs[lo:hi], lo):
     kernels = [k for k in kernels_of(spec, device) if k.key not in done]
     if not kernels: continue
-    row: dict[str, dict] = {"learned": {"opts": []}, "beam2": {"opts": []}, "hand": {"opts": []}}
+    row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand")}
     entries = []
     for k in kernels:
       st = time.perf_counter()
