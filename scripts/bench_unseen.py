@@ -163,7 +163,7 @@ def run(a) -> int:
   lo, hi = (int(x) for x in a.range.split(":")) if a.range else (0, len(specs))
   for oi, spec in enumerate(specs[lo:hi], lo):
     kernels = [k for k in kernels_of(spec, device) if k.key not in done]
-    if not kernels: continue
+    if not kernels or (a.cached_beam_only and any(k.key not in beam for k in kernels)): continue
     row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand")}
     entries = []
     for k in kernels:
@@ -181,7 +181,8 @@ def run(a) -> int:
       entries.append({"name": k.name, "key": k.key, "op": spec, "learned_s": round(learned_s, 3), "learned_timed": o.timed,
                       "learned_compiled": o.compiled, "beam2_s": b["search_s"], "beam2_timed": b["timed"], "beam2_compiled": b["compiled"],
                       "beam2_searched": b["date"], "verified": o.verified, "check": o.check, "beam2_verified": b["verified"],
-                      "learned_search_us": o.time_s*1e6, "marks": {**m.marks, "end": round(m.elapsed, 3)}})
+                      "learned_search_us": o.time_s*1e6, "marks": m.marks, "learned_opts": opts_to_json(o.opts), "beam2_opts": b["opts"],
+                      "trajectory": o.trajectory})
       print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
             f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)
     retime(kernels, device, row, a.rounds)   # side by side: kernel_us per strategy, summed; per kernel below
@@ -234,6 +235,7 @@ def main(argv=None) -> int:
   ap.add_argument("--out", default="results")
   ap.add_argument("--beam-cache", default="results/unseen_beam2.json", help="BEAM=2's picks and search cost per kernel key")
   ap.add_argument("--beam-again", action="store_true", help="run BEAM=2's search even where the cache has its pick")
+  ap.add_argument("--cached-beam-only", action="store_true", help="only the configurations whose kernels all have a BEAM=2 pick in the cache")
   ap.add_argument("--range", default=None, metavar="LO:HI", help="only these configurations (indices into --list)")
   ap.add_argument("--resume", action="store_true", help="keep OUT/unseen.json's kernels and measure the rest")
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")

@@ -19,14 +19,15 @@ from dataset.compile import worker_base
 from dataset.kernel import opts_to_json
 from dataset.tinygrad_beam import tinygrad_beam
 from search.measure import BudgetExhausted, Measurer
+from search.adapt import Correction, kendall, shape_terms
 
 Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; comparable within one kernel
-Scored = tuple[float, tuple[Opt, ...], bytes]      # (score, opts, AST key of the kernel they schedule)
+Scored = tuple[float, tuple[Opt, ...], bytes, tuple[float, ...]]   # (score, opts, AST key of the kernel they schedule, adapt.shape_terms)
 
 def _scored(base:Scheduler, score:Scorer, actions:list[Opt], parent:tuple[Opt, ...]) -> list[Scored]:
   """Every child of `parent` (a config of `base`), scored."""
   if (k := replay(base, parent)) is None or not (kids := children(k, actions)): return []
-  return [(float(x), parent + (a,), c.ast.key) for x, (a, c) in zip(np.asarray(score([c for _, c in kids])), kids)]
+  return [(float(x), parent + (a,), c.ast.key, shape_terms(c)) for x, (a, c) in zip(np.asarray(score([c for _, c in kids])), kids)]
 
 def scored_children(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...]]) -> list[Scored]:
   """_scored in a compile worker (AST blob, kernel key, scorer, actions, parent)."""
@@ -72,15 +73,20 @@ class Context:
   history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
   def expand(self, parents:list[tuple[Opt, ...]]) -> Expansion: return Expansion(self, parents)
 
-def _rank(rows:list[Scored], seen:set[bytes]) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
+def _rank(rows:list[Scored], seen:set[bytes], fix:Correction|None=None, info:dict|None=None) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
   """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
-  their sorted scores; marks them seen."""
-  new: dict[bytes, tuple[float, tuple[Opt, ...]]] = {}
-  for sc, o, key in rows:
-    if key not in seen and key not in new: new[key] = (sc, o)
+  their sorted scores; marks them seen. fix: the kernel's online correction of the model's scores; info: where each child's model
+  score and shape terms are kept (opts -> (score, terms)), for the correction's next fit."""
+  new: dict[bytes, Scored] = {}
+  for r in rows:
+    if r[2] not in seen and r[2] not in new: new[r[2]] = r
   seen.update(new)
-  ranked = sorted(new.items(), key=lambda kv: -kv[1][0])
-  return [(o, key) for key, (_, o) in ranked], np.array([sc for _, (sc, _) in ranked])
+  kept = list(new.values())
+  if info is not None: info.update((o, (sc, terms)) for sc, o, _, terms in kept)
+  sc = np.array([r[0] for r in kept], np.float64)
+  if fix is not None and kept: sc = fix(sc, np.array([r[3] for r in kept], np.float64))
+  order = np.argsort(-sc, kind="stable")
+  return [(kept[i][1], kept[i][2]) for i in order], sc[order]
 
 def _round_robin(ranked:list, parents:list[tuple[Opt, ...]], k:int) -> list:
   """k children, each parent's best-scored in turn, fastest parent first: scores are most reliable among siblings, and the
@@ -118,6 +124,12 @@ class Beam:
   descent_patience: int = 0   # depths it goes on without a better score before it stops
   history_picks: int = 3      # first-batch places for ctx.history's configs, taken from the model's picks
   history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
+  adaptive: bool = True       # the kernel's measurements correct the model (search.adapt) and decide when the search stops
+  min_gain: float = 0.01      # adaptive: a round that betters the best by less is stale
+  trust_min: float = 0.5      # adaptive: Kendall's tau of the model on the kernel's measured configs below which it is unsure
+  unsure_patience: int = 1    # adaptive: stale rounds more where the model is unsure
+  unsure_k: int = 10          # adaptive: a later round's candidates where the model is unsure
+  confirm_gap: float = 0.02   # adaptive: the first batch confirms the model if its top-scored config is within this of the fastest
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
@@ -211,7 +223,7 @@ class Beam:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)
       else: st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
-                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None,
+                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None, info={}, fix=None, trust=math.nan,
                       max_rounds=1 if self.one_round(ctx) else self.max_depth)
     return [o for o, _ in st["batch"] or []]
 
@@ -226,7 +238,8 @@ class Beam:
     beam, ex = st["expansion"]
     if not wait and not ex.done(): return False
     late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
-    st["batch"] = late + _round_robin(_rank(ex.result(), st["seen"])[0], beam, ctx.round_size or self.k)
+    k = ctx.round_size or (self.unsure_k if self.adaptive and not st["trust"] >= self.trust_min else self.k)
+    st["batch"] = late + _round_robin(_rank(ex.result(), st["seen"], st["fix"] if self.adaptive else None, st["info"])[0], beam, k)
     st["late"], st["expansion"] = [c for c in st["late"] if c not in late], None
     return True
 
@@ -257,10 +270,45 @@ class Beam:
     st["measured"] = sorted(st["measured"] + [c for c, t in got if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
     st["batch"], st["rounds"] = None, st["rounds"] + 1
     if not got: return True   # every compile straggled: no evidence either way
-    if (best := min(t for _, t in got)) < st["best"]: st["best"], st["stale"] = best, 0
-    elif st["stale"] >= self.patience: st["stopped"] = True
+    best, prev = min(t for _, t in got), st["best"]
+    st["best"] = min(best, prev)
+    if not self.adaptive:
+      if best < prev: st["stale"] = 0
+      elif st["stale"] >= self.patience: st["stopped"] = True
+      else: st["stale"] += 1
+      return not st["stopped"]
+    st["trust"] = trust = self._learn(ctx)
+    m = ctx.measurer
+    m.marks.update(trust=round(trust, 3) if trust == trust else None, rounds=st["rounds"])   # where the search went, for reports
+    if st["rounds"] == 1 and self._confirmed(ctx, got, trust): st["stopped"] = True; m.mark("confirmed")
+    elif best < prev*(1 - self.min_gain): st["stale"] = 0
+    elif st["stale"] >= self.patience + (0 if trust >= self.trust_min else self.unsure_patience): st["stopped"] = True; m.mark("stale")
     else: st["stale"] += 1
     return not st["stopped"]
+
+  def _learn(self, ctx:Context) -> float:
+    """Refit the kernel's correction on every config it has measured (the hand-coded one too); returns the model's trust here:
+    Kendall's tau between its scores and the measured speeds (nan below 3 configs). Configs the model has not scored in this
+    process (the first batch, descended in a worker) are scored now: a few replays."""
+    st, m = ctx.state, ctx.measurer
+    meas = [(o, t) for o, t in m.times.items() if t < math.inf]
+    if missing := [(o, k) for o, _ in meas if o not in st["info"] and (k := replay(ctx.base, o)) is not None]:
+      st["info"].update((o, (float(x), shape_terms(k))) for (o, k), x in zip(missing, np.asarray(ctx.score([k for _, k in missing]))))
+    rows = [(st["info"][o], t) for o, t in meas if o in st["info"]]
+    if len(rows) < 3: return math.nan
+    sc, terms, ts = np.array([r[0][0] for r in rows]), np.array([r[0][1] for r in rows]), np.array([t for _, t in rows])
+    st["fix"] = Correction().fit(sc, terms, ts)
+    return kendall(sc, -np.log(ts))
+
+  def _confirmed(self, ctx:Context, got:list, trust:float) -> bool:
+    """Whether the first batch confirms the model: it ranks the batch's configs as they measured (trust) and its top-scored config
+    is within confirm_gap of the fastest. Later rounds rarely pay there (a second round of 6 found nothing faster on 13 of 18
+    suite kernels), and each costs a compile latency."""
+    info = ctx.state["info"]
+    fin = [(c, t) for c, t in got if t < math.inf and c[0] in info]
+    if not trust >= self.trust_min or not fin: return False
+    top = max(fin, key=lambda ct: info[ct[0][0]][0])
+    return top[1] <= min(t for _, t in fin)*(1 + self.confirm_gap)
 
   def run(self, ctx:Context):
     """Search until the budget runs out or the beam stops improving."""
