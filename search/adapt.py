@@ -5,8 +5,8 @@ The cost model ranks well near the kernels it was trained on; on a kernel unlike
 bmm) it can be wrong in a way that is consistent across the kernel's configs: too much upcast, too little GROUP. The correction
 learns that per kernel, as Ansor refits its model after every round, from the configs measured so far: a ridge fit of
 -log(runtime) on the model's score and a few shape terms of each config (log2 of its upcast, unroll, local, group and global sizes,
-tensor cores), used to re-rank the next round's children. The trust is Kendall's tau between the model's scores and the measured
-times: a search stops early where the model's picks are confirmed and goes on where measurements contradict it."""
+tensor cores), used to re-rank the next round's children. Kendall's tau between the model's scores and the measured times says how
+well it ranks this kernel (reported); whether its favourite measures fastest decides when the beam stops (strategies.Beam)."""
 from __future__ import annotations
 import math
 import numpy as np

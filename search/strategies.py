@@ -113,7 +113,10 @@ class Beam:
   rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored, and `k` timed: each parent's
   best-scored child in turn, fastest parent first. A candidate whose compile straggles far behind its round's (Measurer.measure's
   cut) is not waited for: it joins the next round. Stops after `patience`+1 rounds in a row without a faster time, at max_depth
-  rounds, or when the budget runs out. k=0 is pure-model mode: the top pick of every depth, deepest
+  rounds, or when the budget runs out. Adaptive (the default): the kernel's measurements re-rank later rounds' children
+  (search.adapt.Correction); a first batch whose fastest config is the model's favourite (within confirm_gap) ends the search;
+  where the model's favourite measured unsure_gap slower than the fastest, rounds are of unsure_k and the search takes
+  unsure_patience stale rounds more; a round must better the best by min_gain to count. k=0 is pure-model mode: the top pick of every depth, deepest
   first, is left to the final verification. Entries are (opts, AST key)."""
   width: int = 4
   k: int = 6
@@ -126,10 +129,10 @@ class Beam:
   history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
   adaptive: bool = True       # the kernel's measurements correct the model (search.adapt) and decide when the search stops
   min_gain: float = 0.01      # adaptive: a round that betters the best by less is stale
-  trust_min: float = 0.5      # adaptive: Kendall's tau of the model on the kernel's measured configs below which it is unsure
+  confirm_gap: float = 0.02   # adaptive: the first batch confirms the model if its top-scored config is within this of the fastest
+  unsure_gap: float = 0.15    # adaptive: the model is unsure here if its top-scored measured config is this much slower than the fastest
   unsure_patience: int = 1    # adaptive: stale rounds more where the model is unsure
   unsure_k: int = 10          # adaptive: a later round's candidates where the model is unsure
-  confirm_gap: float = 0.02   # adaptive: the first batch confirms the model if its top-scored config is within this of the fastest
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
@@ -223,7 +226,7 @@ class Beam:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)
       else: st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
-                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None, info={}, fix=None, trust=math.nan,
+                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None, info={}, fix=None, gap=0.0,
                       max_rounds=1 if self.one_round(ctx) else self.max_depth)
     return [o for o, _ in st["batch"] or []]
 
@@ -238,7 +241,7 @@ class Beam:
     beam, ex = st["expansion"]
     if not wait and not ex.done(): return False
     late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
-    k = ctx.round_size or (self.unsure_k if self.adaptive and not st["trust"] >= self.trust_min else self.k)
+    k = ctx.round_size or (self.unsure_k if self.adaptive and st["gap"] > self.unsure_gap else self.k)
     st["batch"] = late + _round_robin(_rank(ex.result(), st["seen"], st["fix"] if self.adaptive else None, st["info"])[0], beam, k)
     st["late"], st["expansion"] = [c for c in st["late"] if c not in late], None
     return True
@@ -277,12 +280,13 @@ class Beam:
       elif st["stale"] >= self.patience: st["stopped"] = True
       else: st["stale"] += 1
       return not st["stopped"]
-    st["trust"] = trust = self._learn(ctx)
+    trust = self._learn(ctx)
+    st["gap"] = gap = self._gap(ctx)
     m = ctx.measurer
-    m.marks.update(trust=round(trust, 3) if trust == trust else None, rounds=st["rounds"])   # where the search went, for reports
-    if st["rounds"] == 1 and self._confirmed(ctx, got, trust): st["stopped"] = True; m.mark("confirmed")
+    m.marks.update(trust=round(trust, 3) if trust == trust else None, gap=round(gap, 3), rounds=st["rounds"])   # for reports
+    if st["rounds"] == 1 and gap <= self.confirm_gap: st["stopped"] = True; m.mark("confirmed")
     elif best < prev*(1 - self.min_gain): st["stale"] = 0
-    elif st["stale"] >= self.patience + (0 if trust >= self.trust_min else self.unsure_patience): st["stopped"] = True; m.mark("stale")
+    elif st["stale"] >= self.patience + (self.unsure_patience if gap > self.unsure_gap else 0): st["stopped"] = True; m.mark("stale")
     else: st["stale"] += 1
     return not st["stopped"]
 
@@ -300,15 +304,13 @@ class Beam:
     st["fix"] = Correction().fit(sc, terms, ts)
     return kendall(sc, -np.log(ts))
 
-  def _confirmed(self, ctx:Context, got:list, trust:float) -> bool:
-    """Whether the first batch confirms the model: it ranks the batch's configs as they measured (trust) and its top-scored config
-    is within confirm_gap of the fastest. Later rounds rarely pay there (a second round of 6 found nothing faster on 13 of 18
-    suite kernels), and each costs a compile latency."""
-    info = ctx.state["info"]
-    fin = [(c, t) for c, t in got if t < math.inf and c[0] in info]
-    if not trust >= self.trust_min or not fin: return False
-    top = max(fin, key=lambda ct: info[ct[0][0]][0])
-    return top[1] <= min(t for _, t in fin)*(1 + self.confirm_gap)
+  def _gap(self, ctx:Context) -> float:
+    """How much slower the model's top-scored measured config ran than the fastest measured: 0 where the measurements confirm its
+    pick. Within a first batch of its own picks, the ordering of near-equal configs says little (Kendall's tau of a good model
+    there is often near 0 on the CPU's noisy timings); whether its favourite is the fastest says what matters."""
+    info, ts = ctx.state["info"], ctx.measurer.times
+    fin = [(info[o][0], t) for o, t in ts.items() if t < math.inf and o in info]
+    return max(fin)[1]/min(t for _, t in fin) - 1 if fin else 0.0
 
   def run(self, ctx:Context):
     """Search until the budget runs out or the beam stops improving."""
