@@ -1,7 +1,7 @@
 """Compile workers: each task proposes one opt sequence for a kernel (dataset.sampler) and lowers and compiles it, off the
 process that owns the device. A worker never opens a device: it only renders and compiles (clang, NVRTC)."""
 from __future__ import annotations
-import copy, hashlib, importlib, random, signal, threading, time, traceback
+import copy, hashlib, importlib, os, random, signal, threading, time, traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -44,8 +44,16 @@ def _alarm(*_):
   signal.alarm(1)  # raised inside a __del__ the exception is swallowed: fire again until it lands; run_task's finally disarms
   raise CompileTimeout()
 
+def _die_with(parent:int):
+  # a worker outlives a parent killed with SIGKILL: it holds both ends of the pool's call queue, so it waits on it forever (and
+  # keeps multiprocessing's resource_tracker alive with it). PR_SET_PDEATHSIG would not do: it fires when the *thread* that
+  # spawned the worker exits, and the pool spawns workers from whichever thread submits. Polling the parent PID works for all.
+  while os.getppid() == parent: time.sleep(0.5)
+  os._exit(1)
+
 _W: dict = {}
-def _init(ren:Renderer, blobs:dict[str, bytes], timeout_s:int, preload:tuple[str, ...]=()):
+def _init(ren:Renderer, blobs:dict[str, bytes], timeout_s:int, preload:tuple[str, ...]=(), parent:int|None=None):
+  if parent is not None: threading.Thread(target=_die_with, args=(parent,), daemon=True, name="die-with-parent").start()
   Context(ALLOW_DEVICE_USAGE=0, VIZ=0, TRACK_MATCH_STATS=0).__enter__()
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   # one BLAS thread: the workers score too (a blend's MLP is numpy matmuls), and 15 workers with an OpenBLAS thread per core each
@@ -129,6 +137,7 @@ def worker_base(blob:bytes, key:str) -> Scheduler:
 
 def make_pool(workers:int, ren:Renderer, kernels:list[dict], timeout_s:int=10, preload:tuple[str, ...]=()) -> ProcessPoolExecutor:
   """A spawned pool (forking a process that holds a device context is unsafe) that knows every kernel's AST up front; its workers
-  import the `preload` modules in the background."""
+  import the `preload` modules in the background, and exit when this process dies, even by SIGKILL."""
   blobs = {k["key"]: k["ast"] for k in kernels}
-  return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init, initargs=(ren, blobs, timeout_s, preload))
+  return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
+                             initargs=(ren, blobs, timeout_s, preload, os.getpid()))

@@ -13,6 +13,7 @@ from dataset.corpus import CORPUS, ShapeError, Variant, extract, select
 from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
 from dataset.plan import KernelPlan, MIX, MODEL_MIX
 from dataset.compile import ONE_TRY, Task, Compiled, make_pool
+from dataset.paths import cannot_write
 from dataset.store import Store, StoreError
 from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for, L2Flush
 from dataset.timing import Bench
@@ -305,6 +306,7 @@ def main(argv=None) -> int:
   device = a.device or default_device()
   out = Path(a.out or f"out/{device.lower()}.sqlite")
   if a._child: return child(a, device, out)
+  if why := cannot_write(out): return fail(why)
   if a.extract_only:
     try:
       store = Store(out)

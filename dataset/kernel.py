@@ -1,13 +1,16 @@
 """A kernel: one tinygrad kernel AST, and the Scheduler view that opt sequences act on."""
 from __future__ import annotations
-import functools, importlib.metadata, itertools, pickle, zlib
+import functools, importlib.metadata, io, itertools, pickle, zlib
 from dataclasses import dataclass, field, replace
 from tinygrad import Tensor
-from tinygrad.uop.ops import UOp, Ops, graph_rewrite
-from tinygrad.renderer import Renderer
+from tinygrad.uop.ops import UOp, Ops, AxisType, KernelInfo, ParamArg, graph_rewrite
+from tinygrad.dtype import AddrSpace, ConstFloat, DType, InvalidType
+from tinygrad.helpers import Metadata
+from tinygrad.renderer import Estimates, Renderer
 from tinygrad.codegen.opt import Opt, OptOps
 from tinygrad.codegen.opt.postrange import Scheduler
 import tinygrad.codegen as cg
+from dataset.store import StoreError
 
 TINYGRAD_VERSION = importlib.metadata.version("tinygrad")
 
@@ -22,7 +25,23 @@ class Kernel:
 
   def blob(self) -> bytes: return zlib.compress(pickle.dumps(self.ast), 9)
   @staticmethod
-  def ast_from_blob(b:bytes) -> UOp: return pickle.loads(zlib.decompress(b))
+  def ast_from_blob(b:bytes) -> UOp:
+    """The AST of a stored blob. Raises ASTError for a corrupt blob, or one whose pickle names anything an AST is not made of."""
+    try: return _ASTUnpickler(io.BytesIO(zlib.decompress(b))).load()
+    except ASTError: raise
+    except (zlib.error, EOFError, pickle.UnpicklingError) as e: raise ASTError(f"a stored kernel AST is corrupt: {e}") from None
+
+class ASTError(StoreError, pickle.UnpicklingError): pass
+
+# what a tinygrad kernel AST pickles into (the classes its UOps, dtypes, args and KernelInfo are made of); a data file comes from other
+# hosts (dataset.shard merges them), and a pickle that names anything else (os.system, ...) would run it on load
+_AST_GLOBALS = {(c.__module__, c.__qualname__) for c in (UOp, Ops, AxisType, KernelInfo, ParamArg, Estimates, Opt, OptOps, DType, AddrSpace,
+                                                         ConstFloat, InvalidType, Metadata, slice, frozenset, set)}
+class _ASTUnpickler(pickle.Unpickler):
+  def find_class(self, module:str, name:str):
+    if (module, name) not in _AST_GLOBALS:
+      raise ASTError(f"a stored kernel AST names {module}.{name}, which no tinygrad AST is made of: refused (a foreign or tampered data file)")
+    return super().find_class(module, name)
 
 def kernel_asts(*outs:Tensor) -> list[UOp]:
   """Kernel ASTs of realizing `outs`, without running anything. Rebinds the tensors: build them on Tensor.empty."""

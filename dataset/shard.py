@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse, gzip, shutil, sys, tempfile
 from pathlib import Path
 from dataset.corpus import ShapeError, extract, select
+from dataset.kernel import ASTError, Kernel
 from dataset.store import Store, StoreError
 
 def _balanced(groups:list[tuple[str, int]], shards:int) -> list[list[str]]:
@@ -53,21 +54,32 @@ def split_measured(base:str, shards:int, out_dir:str|Path, device:str="CUDA", va
   out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
   return [_write(out_dir, i, names, fill(names)) for i, names in enumerate(_balanced(list(sizes.items()), shards))]
 
+def check_asts(path:str|Path, name:str|Path|None=None):
+  """Every kernel AST of a store loads as an AST (dataset.kernel's restricted unpickler): a shard from another host must not bring a
+  pickle that runs code when a later run loads it. Raises StoreError (ASTError) naming the shard (`name`, default `path`) and kernel."""
+  s = Store(path, readonly=True)
+  try:
+    for r in s.kernels():
+      try: Kernel.ast_from_blob(r["ast"])
+      except ASTError as e: raise ASTError(f"{name or path}: kernel {r['key']}: {e}") from None
+  finally: s.close()
+
 def merge(dst:str|Path, srcs:list[str|Path]) -> dict[str, int]:
   """Every shard merged into dst: measurements added per shard. A shard may be gzipped (NAME.sqlite.gz, as the GPU host returns
-  them): it is read from a decompressed temporary copy."""
-  s = Store(dst)
-  try:
-    out = {}
-    for p in map(Path, srcs):
-      if p.suffix != ".gz": out[str(p)] = s.merge(p); continue
-      with tempfile.TemporaryDirectory() as d:
-        try:
-          with gzip.open(p, "rb") as fi, open(tmp := Path(d) / p.stem, "wb") as fo: shutil.copyfileobj(fi, fo)
-        except (OSError, EOFError) as e: raise StoreError(f"{p} is not a readable gzipped store: {e}") from None
-        out[str(p)] = s.merge(tmp)
-    return out
-  finally: s.close(compact=True)
+  them): it is read from a decompressed temporary copy. Every shard's ASTs are checked first (check_asts): one that fails adds nothing,
+  nor does any other."""
+  with tempfile.TemporaryDirectory() as d:
+    files: dict[str, Path] = {}
+    for i, p in enumerate(map(Path, srcs)):
+      if p.suffix != ".gz": files[str(p)] = p; continue
+      try:
+        with gzip.open(p, "rb") as fi, open(tmp := Path(d) / f"{i}.{p.stem}", "wb") as fo: shutil.copyfileobj(fi, fo)
+      except (OSError, EOFError) as e: raise StoreError(f"{p} is not a readable gzipped store: {e}") from None
+      files[str(p)] = tmp
+    for name, f in files.items(): check_asts(f, name)
+    s = Store(dst)
+    try: return {name: s.merge(f) for name, f in files.items()}
+    finally: s.close(compact=True)
 
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser("dataset.shard", description=__doc__.split("\n")[0])

@@ -1,6 +1,7 @@
 """dataset-stats: what a store holds: counts by status and family, devices, versions, and how far search beat hand-coded."""
 from __future__ import annotations
 import argparse, json, sys
+from dataset.paths import cannot_write
 from dataset.store import Store, StoreError
 
 def stats(path:str) -> dict:
@@ -49,6 +50,7 @@ def main(argv=None) -> int:
   ap.add_argument("--per-kernel", action="store_true")
   ap.add_argument("--parquet", default=None, help="also export every measurement to this Parquet file")
   a = ap.parse_args(argv)
+  if a.parquet and (why := cannot_write(a.parquet)): print(f"dataset-stats: error: {why}", file=sys.stderr); return 2
   try:
     st = stats(a.path)
     if a.parquet:

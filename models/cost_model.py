@@ -126,15 +126,20 @@ class CostModel:
     """Load NAME.txt + NAME.json. Raises CostModelError (one line) on a missing or corrupt file, or a model trained for another
     feature schema, tinygrad version or arch (`arch`, if given); and for another device (`device`: a measured device name such as
     "NVIDIA H200" or a tinygrad backend such as "CUDA", if given) unless allow_device_mismatch."""
-    path = Path(path)
-    if path.suffix == ".json": path = path.with_suffix(".txt")
+    given = Path(path)   # every message names the file the user gave, then what of the model is wrong
+    path = given.with_suffix(".txt") if given.suffix == ".json" else given
     mj = path.with_suffix(".json")
-    for f in (path, mj):
-      if not f.is_file(): raise CostModelError(f"no cost model file {f}")
+    if not given.exists(): raise CostModelError(f"no cost model file {given}: no such file")
+    if given.is_dir(): raise CostModelError(f"{given} is a directory, not a cost model (NAME.txt with NAME.json beside it)")
+    for f, what in ((path, "model file"), (mj, "metadata file")):
+      if not f.is_file(): raise CostModelError(f"{given} is not a cost model: its {what} {f.name} is missing (a cost model is NAME.txt with NAME.json beside it)")
     try: meta = json.loads(mj.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise CostModelError(f"{mj} is corrupt: not valid JSON ({e})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT: raise CostModelError(f"{mj} is not a kerntune cost model")
-    if meta.get("model_sha256") != file_sha256(path):
+    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise CostModelError(f"{given} is corrupt: its metadata {mj.name} is not valid JSON ({e})") from None
+    except OSError as e: raise CostModelError(f"{given}: cannot read {mj.name}: {e.strerror or e}") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT: raise CostModelError(f"{given} is not a cost model: {mj.name} is not a kerntune cost model's metadata")
+    try: sha = file_sha256(path)
+    except OSError as e: raise CostModelError(f"{given}: cannot read {path.name}: {e.strerror or e}") from None
+    if meta.get("model_sha256") != sha:
       raise CostModelError(f"{path} is corrupt: its sha256 does not match the one recorded in {mj.name}")
     if meta.get("feature_schema") != SCHEMA_VERSION or meta.get("features") != FEATURES:
       raise CostModelError(f"{path} was trained on feature schema v{meta.get('feature_schema')}, this kerntune computes "

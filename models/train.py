@@ -10,6 +10,7 @@ from threadpoolctl import threadpool_limits
 from dataset.store import Store, StoreError
 from dataset.kernel import Kernel, TINYGRAD_VERSION, scheduler, opts_from_json
 from dataset.stats import stats
+from dataset.paths import cannot_write
 from dataset.history import History, HistoryError
 from models.data import Dataset, load, renderer
 from models.features import FEATURES, FEATURE_GROUPS, SCHEMA_VERSION, featurize
@@ -238,6 +239,9 @@ def parse_args(argv=None) -> argparse.Namespace:
 def run(a:argparse.Namespace, argv:list[str]) -> dict:
   global log
   if a.quiet: log = lambda *_: None
+  # the outputs, before the work rather than after it (every default model is in models/, whatever its arch)
+  for p, is_dir in ((a.out or default_model_path("CPU").parent, not a.out), (a.results if a.evaluate else None, True)):
+    if p is not None and (why := cannot_write(p, is_dir)): raise TrainError(why)
   st = time.perf_counter()
   try:
     s = Store(a.dataset, readonly=True)

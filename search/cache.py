@@ -5,32 +5,58 @@ on each kernel that has an entry (dataset.kernel.with_opts); kernels without one
 context manager `tuned()`, with `enable()`, or for a whole program with the environment: `KERNTUNE_TUNED=1` (or a cache path)
 and `tuned-run prog.py ARGS` (or `import search.cache` early in the program)."""
 from __future__ import annotations
-import contextlib, json, os, tempfile, threading
+import contextlib, fcntl, json, os, tempfile, threading
 from pathlib import Path
 from dataset.kernel import TINYGRAD_VERSION, opts_from_json, with_opts
 
 DEFAULT = Path(os.environ.get("KERNTUNE_CACHE", Path.home() / ".cache" / "kerntune" / "tuned.json"))
+VERSION = 2   # an entry's format: 2 has times in us (time_us, hand_coded_us); 1 (no "v") had the search CLI's seconds
 
 class CacheError(RuntimeError): pass
 
 def _key(ast_key:str, device:str) -> str: return f"{ast_key}|{device}|{TINYGRAD_VERSION}"
 
+def _entry(e:dict) -> dict:
+  """An entry in the current format: seconds (time_s, hand_time_s) become microseconds (time_us, hand_coded_us)."""
+  e = dict(e)
+  for s, us in (("time_s", "time_us"), ("hand_time_s", "hand_coded_us")):
+    if s in e: t = e.pop(s); e.setdefault(us, None if t is None else t*1e6)
+  return {**e, "v": VERSION}
+
 class TunedCache:
+  """A JSON file of entries, shared by every process that tunes: each put merges into what is on disk under an exclusive lock on
+  PATH.lock, and replaces the file atomically, so concurrent writers keep each other's entries and a reader never sees half a file."""
   def __init__(self, path:str|os.PathLike=DEFAULT):
     self.path = Path(path)
     self.lock = threading.Lock()
-    try: self.entries: dict[str, dict] = json.loads(self.path.read_text()) if self.path.exists() else {}
+    self.entries: dict[str, dict] = self._read()
+
+  def _read(self) -> dict[str, dict]:
+    try: raw = json.loads(self.path.read_text()) if self.path.exists() else {}
     except (json.JSONDecodeError, UnicodeDecodeError) as e: raise CacheError(f"tuned-kernel cache {self.path} is corrupt: {e}") from e
+    except OSError as e: raise CacheError(f"cannot read tuned-kernel cache {self.path}: {e.strerror or e}") from e
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+      raise CacheError(f"tuned-kernel cache {self.path} is corrupt: not a JSON object of entries")
+    return {k: _entry(v) for k, v in raw.items()}
 
   def get(self, ast_key:str, device:str) -> dict|None: return self.entries.get(_key(ast_key, device))
   def put(self, ast_key:str, device:str, opts:list, **info):
-    """Store (atomically: a crash never leaves a half-written cache)."""
+    """Store `opts` with `info` (times as time_us and hand_coded_us; seconds are converted), keeping every entry another process
+    has put meanwhile. Raises CacheError if the cache cannot be written."""
     with self.lock:
-      self.entries[_key(ast_key, device)] = {"opts": opts, **info}
-      self.path.parent.mkdir(parents=True, exist_ok=True)
-      fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-      with os.fdopen(fd, "w") as f: json.dump(self.entries, f, indent=1)
-      os.replace(tmp, self.path)
+      try:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+          fcntl.flock(lock, fcntl.LOCK_EX)   # released when the file closes
+          self.entries = {**self._read(), _key(ast_key, device): _entry({"opts": opts, **info})}
+          fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+          try:
+            with os.fdopen(fd, "w") as f: json.dump(self.entries, f, indent=1); f.flush(); os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+          except BaseException:
+            with contextlib.suppress(OSError): os.unlink(tmp)
+            raise
+      except OSError as e: raise CacheError(f"cannot write tuned-kernel cache {self.path}: {e.strerror or e}") from None
   def opts_for(self, device:str) -> dict:
     """ast key -> opts for this device and tinygrad version."""
     suffix = f"|{device}|{TINYGRAD_VERSION}"

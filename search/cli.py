@@ -142,7 +142,7 @@ def main(argv=None) -> int:
       r[f"beam{a.compare_beam}"] = {"time_us": ob.time_s*1e6, "search_s": round(ob.search_s, 3), "compiled": ob.compiled, "timed": ob.timed}
       mb.close()
     if o.verified and not a.no_cache:
-      TunedCache().put(k.key, device, opts_to_json(o.opts), time_s=o.time_s, hand_time_s=o.hand_time_s, name=k.name, strategy=a.strategy)
+      TunedCache().put(k.key, device, opts_to_json(o.opts), time_us=o.time_s*1e6, hand_coded_us=o.hand_time_s*1e6, name=k.name, strategy=a.strategy)
     results.append(r)
     print(f"  {k.name}: {r['time_us']:.1f} us vs hand-coded {r['hand_coded_us']:.1f} us ({r['speedup_vs_hand'] or 0:.2f}x), "
           f"{'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}, {o.compiled} compiled, {o.timed} timed", file=sys.stderr)

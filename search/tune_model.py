@@ -47,6 +47,7 @@ from tinygrad import Device, Tensor, TinyJit
 from tinygrad.dtype import _to_np_dtype
 from tinygrad.helpers import Context
 from dataset.errors import one_line
+from dataset.paths import cannot_write
 from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for
 from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler
 from dataset.sampler import hand_coded, replay
@@ -446,6 +447,8 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   the same way, kernel by kernel (beam_kernels), into `beam_cache` (default: a fresh temporary one); search_beam=False only reads it,
   and the BEAM latency is measured only once every kernel has its result. history: a dataset.history file (None: the shipped one for
   the device's arch, if there is one; False: none)."""
+  for p, is_dir in ((out, True), (cache or DEFAULT_CACHE, False), (beam_cache, False)):   # before the work, not after it
+    if p is not None and (why := cannot_write(p, is_dir)): raise ModelError(why)
   device = device or default_device()
   open_device(device)
   if strategy not in LEARNED: raise ModelError(f"unknown strategy {strategy!r}: choose one of {', '.join(LEARNED)}")

@@ -1,0 +1,173 @@
+"""Robustness: data files that only load as kernel ASTs, compile workers that die with their parent, output paths checked before
+the work, declared dependencies, cost-model load errors that name the given file, a tuned-kernel cache safe for concurrent writers."""
+import ast, importlib.metadata, json, os, pickle, re, signal, sqlite3, subprocess, sys, textwrap, time, tomllib, zlib
+from pathlib import Path
+import pytest
+from tinygrad import Tensor
+from dataset.kernel import ASTError, Kernel, kernel_asts
+from dataset.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+class _Touch:   # what a malicious data file would hold: unpickling it runs os.system
+  def __init__(self, path:Path): self.path = path
+  def __reduce__(self): return (os.system, (f"touch {self.path}",))
+
+def _poisoned(marker:Path) -> bytes: return zlib.compress(pickle.dumps(_Touch(marker)))
+
+def test_every_stored_ast_loads_and_a_malicious_pickle_is_refused(tmp_path):
+  for name in ("cpu", "cuda"):
+    db = sqlite3.connect(f"file:{ROOT / 'dataset/data' / name}.sqlite?mode=ro", uri=True)
+    rows = db.execute("SELECT key, ast FROM kernels").fetchall()
+    assert rows and all(Kernel.ast_from_blob(b).key.hex() == k for k, b in rows), name
+  with pytest.raises(ASTError, match=r"names (posix|os)\.system, which no tinygrad AST is made of"):
+    Kernel.ast_from_blob(_poisoned(marker := tmp_path / "pwned"))
+  assert not marker.exists()
+  with pytest.raises(ASTError, match="corrupt"): Kernel.ast_from_blob(b"not zlib")
+
+def test_a_poisoned_shard_is_refused_by_merge(tmp_path, capsys):
+  from dataset import shard
+  ks = [Kernel(a.key.hex(), a, f"v#{i}", "test", "test") for i, a in enumerate(kernel_asts(Tensor.empty(8, 16).softmax(-1)))]
+  for name in ("good", "bad"):
+    s = Store(tmp_path / f"{name}.sqlite"); s.add_variant("v", "CPU", ks, [(None, None)]*len(ks)); s.close()
+  db = sqlite3.connect(tmp_path / "bad.sqlite")
+  with db: db.execute("UPDATE kernels SET ast=? WHERE key=?", (_poisoned(marker := tmp_path / "pwned"), ks[0].key))
+  db.close()
+  assert shard.main(["merge", str(dst := tmp_path / "dst.sqlite"), str(tmp_path / "good.sqlite"), str(tmp_path / "bad.sqlite")]) == 2
+  err = capsys.readouterr().err.strip().splitlines()
+  assert len(err) == 1 and "bad.sqlite" in err[0] and ks[0].key in err[0] and re.search(r"(posix|os)\.system", err[0]), err
+  assert not marker.exists() and not dst.exists()   # nothing of any shard was merged
+  assert shard.main(["merge", str(dst), str(tmp_path / "good.sqlite")]) == 0
+
+_POOL = """
+import os, sys, time
+from pathlib import Path
+def hold(d): Path(d, str(os.getpid())).touch(); time.sleep(120)
+if __name__ == "__main__":
+  from dataset.compile import make_pool
+  from dataset.device import renderer_for
+  pool = make_pool(2, renderer_for("CPU"), [])
+  for _ in range(2): pool.submit(hold, sys.argv[1])
+  time.sleep(120)
+"""
+
+def _children(pid:int) -> set[int]:
+  out = set()
+  for p in Path("/proc").iterdir():
+    try:
+      if p.name.isdigit() and int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid: out.add(int(p.name))
+    except (OSError, IndexError): pass
+  return out
+
+def _alive(pid:int) -> bool:
+  try: return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"   # a zombie has exited
+  except OSError: return False
+
+def test_compile_workers_die_with_their_parent(tmp_path):
+  (script := tmp_path / "pool.py").write_text(_POOL)
+  p = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+  try:
+    deadline = time.time() + 60
+    while len(list(tmp_path.glob("[0-9]*"))) < 2:   # both workers initialized and busy
+      assert time.time() < deadline and p.poll() is None, "the pool did not start"
+      time.sleep(0.2)
+    kids = _children(p.pid)   # the workers and multiprocessing's resource_tracker
+    assert {int(f.name) for f in tmp_path.glob("[0-9]*")} <= kids
+  finally: p.kill(); p.wait()
+  deadline = time.time() + 10
+  while (left := {k for k in kids if _alive(k)}) and time.time() < deadline: time.sleep(0.2)
+  for k in left: os.kill(k, signal.SIGKILL)
+  assert not left, f"still running 10 s after their parent was killed: {left}"
+
+def _one_line_error(capsys, *want:str):
+  err = capsys.readouterr().err.strip().splitlines()
+  assert len(err) == 1 and "error:" in err[0] and all(w in err[0] for w in want), err
+
+@pytest.mark.parametrize("cli,args", [
+  ("models.train", ["dataset/data/cpu.sqlite", "--out", "/proc/nope/cm.txt"]),
+  ("models.train", ["dataset/data/cpu.sqlite", "--evaluate", "--out", "{tmp}/cm.txt", "--results", "/proc/nope"]),
+  ("search.tune_model", ["{tmp}/model.onnx", "--device", "CPU", "--out", "/proc/nope"]),
+  ("search.tune_model", ["{tmp}/model.onnx", "--device", "CPU", "--out", "{tmp}", "--cache", "/proc/nope/tuned.json"]),
+  ("dataset.stats", ["dataset/data/cpu.sqlite", "--parquet", "/proc/nope/x.parquet"]),
+  ("dataset.generate", ["--device", "CPU", "--kernels", "softmax", "--extract-only", "--out", "/proc/nope/d.sqlite"]),
+  ("search.cli", ["--kernel", "softmax", "--device", "CPU", "--strategy", "random", "--out", "/proc/nope/s"]),
+])
+def test_unwritable_outputs_fail_before_the_work(cli, args, tmp_path, capsys, monkeypatch):
+  import importlib
+  monkeypatch.chdir(ROOT)
+  main = importlib.import_module(cli).main
+  st = time.perf_counter()
+  assert main([a.replace("{tmp}", str(tmp_path)) for a in args]) == 2
+  assert time.perf_counter() - st < 10   # no training, tuning or extraction first
+  _one_line_error(capsys, "/proc/nope", "cannot write")
+
+def test_cannot_write(tmp_path):
+  from dataset.paths import cannot_write
+  assert cannot_write(tmp_path / "new" / "dir" / "f.txt") is None and (tmp_path / "new" / "dir").is_dir()
+  assert cannot_write(tmp_path / "d", is_dir=True) is None and (tmp_path / "d").is_dir() and not list((tmp_path / "d").iterdir())
+  assert "is a directory" in cannot_write(tmp_path)
+  (f := tmp_path / "f").write_text("")
+  assert "not a directory" in cannot_write(f, is_dir=True)
+  assert "cannot create the directory /proc/nope" in cannot_write("/proc/nope/x")
+
+def test_every_imported_package_is_declared():
+  deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+  norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+  declared = {norm(re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0]) for d in deps}
+  dists = importlib.metadata.packages_distributions()
+  missing = set()
+  for f in [f for d in ("dataset", "models", "search") for f in (ROOT / d).rglob("*.py")]:
+    for node in ast.walk(ast.parse(f.read_text())):
+      names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+      for top in {n.split(".")[0] for n in names}:
+        if top in sys.stdlib_module_names or top in ("dataset", "models", "search"): continue
+        if not {norm(d) for d in dists.get(top, [top])} & declared: missing.add(f"{top} ({f.relative_to(ROOT)})")
+  assert not missing, f"imported but not in pyproject.toml's dependencies: {sorted(missing)}"
+
+def test_a_bad_cost_model_names_the_given_file(tmp_path, capsys, monkeypatch):
+  from search.cli import main
+  from models.cost_model import CostModel, CostModelError
+  monkeypatch.chdir(tmp_path)
+  (garbage := tmp_path / "garbage.sqlite").write_bytes(b"SQLite format 3\x00" + os.urandom(100))
+  run = lambda p: main(["--kernel", "softmax", "--device", "CPU", "--model", str(p), "--out", str(tmp_path / "out")])
+  assert run(garbage) == 2
+  _one_line_error(capsys, f"{garbage} is not a cost model", "garbage.json is missing")
+  assert run(missing := tmp_path / "missing.sqlite") == 2
+  _one_line_error(capsys, f"no cost model file {missing}: no such file")
+  (tmp_path / "m.json").write_text("{}")
+  with pytest.raises(CostModelError, match=f"{tmp_path / 'm.json'} is not a cost model: its model file m.txt is missing"): CostModel.load(tmp_path / "m.json")
+  (tmp_path / "m.txt").write_text("x")
+  with pytest.raises(CostModelError, match=f"{tmp_path / 'm.txt'} is not a cost model: m.json is not a kerntune"): CostModel.load(tmp_path / "m.txt")
+  with pytest.raises(CostModelError, match="is a directory"): CostModel.load(tmp_path)
+
+_PUTS = """
+import sys, time
+from pathlib import Path
+from search.cache import TunedCache
+c, tag, go = TunedCache(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+while not go.exists(): time.sleep(0.01)
+for i in range(50): c.put(f"{tag}{i:02d}", "CPU", [["UPCAST", 0, 4]], time_us=float(i), hand_coded_us=2.0*i, name=f"{tag}{i}")
+"""
+
+def test_tuned_cache_concurrent_writers_keep_every_entry(tmp_path):
+  path, go = tmp_path / "tuned.json", tmp_path / "go"
+  ps = [subprocess.Popen([sys.executable, "-c", _PUTS, str(path), tag, str(go)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        for tag in ("a", "b")]
+  time.sleep(3); go.touch()   # both imported and waiting: their puts overlap
+  assert [p.wait(timeout=60) for p in ps] == [0, 0]
+  from search.cache import TunedCache, VERSION
+  entries = json.loads(path.read_text())
+  assert len(entries) == 100 and all(e["v"] == VERSION and "time_us" in e for e in entries.values())
+  assert {k.split("|")[0] for k in TunedCache(path).entries} == {f"{t}{i:02d}" for t in "ab" for i in range(50)}
+
+def test_tuned_cache_reads_the_old_format_and_writes_one(tmp_path):
+  from search.cache import TunedCache, VERSION, _key
+  path = tmp_path / "tuned.json"
+  path.write_text(json.dumps({_key("old", "CPU"): {"opts": [], "time_s": 1e-3, "hand_time_s": 2e-3, "name": "old"}}))   # the search CLI's
+  c = TunedCache(path)
+  assert c.get("old", "CPU") == {"opts": [], "time_us": 1000.0, "hand_coded_us": 2000.0, "name": "old", "v": VERSION}
+  c.put("new", "CPU", [], time_s=5e-6)
+  on_disk = json.loads(path.read_text())
+  assert on_disk[_key("new", "CPU")] == {"opts": [], "time_us": pytest.approx(5.0), "v": VERSION} and on_disk[_key("old", "CPU")]["time_us"] == 1000.0
+  from search.cache import CacheError
+  with pytest.raises(CacheError, match="cannot write tuned-kernel cache /proc/nope/tuned.json"): TunedCache("/proc/nope/tuned.json").put("k", "CPU", [])
