@@ -1,16 +1,32 @@
 """Running compiled candidates on the device: tinygrad's timing protocol at the kernel's real size (cache flushed before every run,
 a warm-up, min of >= 3 runs, early stop for configs far slower than the best known), and the correctness check against the
-unoptimized kernel on random inputs."""
+unoptimized kernel on random inputs (for a low-precision kernel, against the same kernel computed in float32 too)."""
 from __future__ import annotations
 import math
+from dataclasses import replace
+from typing import NamedTuple
 import numpy as np
 from tinygrad.device import Buffer
-from tinygrad.dtype import dtypes, _to_np_dtype, _from_np_dtype
+from tinygrad.dtype import DType, dtypes, _to_np_dtype, _from_np_dtype
 from tinygrad.engine.realize import time_call
-from tinygrad.uop.ops import UOp
+from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.codegen.opt.postrange import args_from_ast
 
+F32 = dtypes.float32
 TOLERANCE = {dtypes.float16: 2e-2, dtypes.bfloat16: 5e-2, dtypes.float32: 1e-3, dtypes.float64: 1e-6}
+LOW = (dtypes.float16, dtypes.bfloat16)   # checked against a float32 build of the kernel (widen)
+FINITE_MAX = {dtypes.float16: 65504.0, dtypes.bfloat16: 3.3895e38, dtypes.float32: 3.4028e38, dtypes.float64: 1.7976e308}
+# Low-precision inputs are normals of this scale. A kernel after the first of its op reads buffers an earlier kernel wrote (a row
+# max, a sum of exps), but here they are independent randoms: with unit normals, the sum of exp(x - m) over a 16384-column fp16
+# softmax row is 16384*exp(0.5 - m), beyond fp16's range for every row with m < -0.9. At 1/8 it stays within half the range for
+# every row (m >= -4.5 sigma), and a 4096-long dot product of such inputs is still of unit scale (64 sigma^2), far from subnormals.
+LOW_SCALE = 0.125
+# Rounding a value v to low precision errs by up to u*|v| (u = 2^-11 for float16). A term of a reduction rounds a few of its values
+# (attention's e, e/s and e/s*V), each error about u times the term's largest value, and the terms' errors add up at random: to
+# about u*rss, rss the root of the sum over the terms of that largest value squared (the sum is widen's second witness). 8x is a
+# tail no correct kernel reaches: on the CPU, hand-coded fp16 attention (seq 1024) reached 2.6x with unit-normal inputs, 0.6x at
+# LOW_SCALE.
+ROUNDING = 8.0
 
 def _copyin(b:Buffer, x:np.ndarray): b.allocator._copyin(b._buf, memoryview(np.ascontiguousarray(x)).cast("B"))
 
@@ -18,28 +34,82 @@ def _copyin(b:Buffer, x:np.ndarray): b.allocator._copyin(b._buf, memoryview(np.a
 # which a search of a softmax's three kernels paid 1.4 s of before timing anything; a copy costs milliseconds. The pool's period is
 # prime, so no power-of-two indexing error maps an element onto an equal one, and each buffer starts at its own random offset.
 POOL_N = 1_000_003
-_POOLS: dict[np.dtype, np.ndarray] = {}
-def random_normal(n:int, npdt, rng:np.random.Generator) -> np.ndarray:
-  if (pool := _POOLS.get(dt := np.dtype(npdt))) is None:
-    pool = _POOLS[dt] = np.random.default_rng(0).standard_normal(2*POOL_N, dtype=np.float32).astype(dt)
+_POOLS: dict[tuple[np.dtype, float], np.ndarray] = {}
+def random_normal(n:int, npdt, rng:np.random.Generator, scale:float=1.0) -> np.ndarray:
+  if (pool := _POOLS.get((dt := np.dtype(npdt), scale))) is None:
+    pool = _POOLS[(dt, scale)] = (np.random.default_rng(0).standard_normal(2*POOL_N, dtype=np.float32) * np.float32(scale)).astype(dt)
   out, start = np.empty(n, dt), int(rng.integers(POOL_N))
   for i in range(0, n, POOL_N): out[i:i+POOL_N] = pool[start:start+min(POOL_N, n-i)]
   return out
+
+def low_dtype(ast:UOp) -> DType|None:
+  """The lowest-precision float dtype of a low-precision kernel (anywhere in its AST), None for a float32 kernel."""
+  return min((dt for u in ast.toposort() for dt in (u.dtype, u.arg.dtype if u.op is Ops.PARAM else None) if dt in LOW),
+             key=lambda dt: dtypes.finfo(dt)[1], default=None)
+
+def _mag(x:UOp) -> UOp:
+  a = x.maximum(-x)
+  return (a < math.inf).where(a, 0.0)   # an infinity in float32 is the op's own (a -inf mask), not a low-precision overflow
+def _max(a:UOp|None, b:UOp|None) -> UOp|None: return b if a is None else a if b is None else a.maximum(b)
+
+def widen(ast:UOp) -> UOp|None:
+  """The kernel in float32: every float16/bfloat16 value, cast and buffer made float32; the same loops over the same elements.
+  Each output gets two witnesses, in slots n+2j and n+2j+1 for the j-th output slot in order (n: the kernel's slots), of the
+  low-precision values the kernel computes on the way to each element (in float32; an infinity there is no overflow): their
+  largest magnitude (where it nears the range, low precision overflows on the way) and their largest square summed over
+  reductions (its root scales the rounding errors of low precision there). None without a low-precision dtype, with a BITCAST
+  (widening changes what its bits mean), or for a kernel that is not stores to buffers (under ENDs)."""
+  if low_dtype(ast) is None: return None
+  new: dict[UOp, UOp] = {}
+  mx: dict[UOp, UOp] = {}
+  sq: dict[UOp, UOp] = {}
+  for u in ast.toposort():
+    if u.op is Ops.BITCAST: return None
+    arg = (replace(u.arg, dtype=F32) if u.op is Ops.PARAM and u.arg.dtype in LOW else
+           F32 if isinstance(u.arg, DType) and u.arg in LOW else u.arg)
+    nu = new[u] = UOp(u.op, F32 if u.dtype in LOW else u.dtype, tuple(new[s] for s in u.src), arg, u.tag)
+    if u.op is Ops.REDUCE and u.src[0] in mx:
+      m = UOp(Ops.REDUCE, F32, (mx[u.src[0]], *nu.src[1:]), (Ops.MAX, *u.arg[1:]))
+      q = UOp(Ops.REDUCE, F32, (sq[u.src[0]], *nu.src[1:]), (Ops.ADD, *u.arg[1:]))
+    elif u.op in GroupOp.ALU or u.op in (Ops.CAST, Ops.REDUCE):
+      m = q = None
+      for x in u.src: m, q = _max(m, mx.get(x)), _max(q, sq.get(x))
+    else: continue
+    if u.dtype in LOW: m, q = _max(m, t := _mag(nu)), _max(q, t*t)
+    if m is not None: mx[u], sq[u] = m, q
+  stores = [e.src[0] if e.op is Ops.END else e for e in ast.src]
+  if any(st.op is not Ops.STORE or st.src[0].op is not Ops.INDEX or st.src[0].src[0].op is not Ops.PARAM for st in stores):
+    return None
+  n = 1 + max(u.arg.slot for u in ast.toposort() if u.op is Ops.PARAM)
+  outs = sorted(st.src[0].src[0].arg.slot for st in stores)
+  srcs = []
+  for e, st in zip(ast.src, stores):
+    idx, j = new[st.src[0]], outs.index(st.src[0].src[0].arg.slot)
+    wits = []
+    for k, w in enumerate((mx.get(st.src[1]), sq.get(st.src[1]))):
+      wp = UOp(Ops.PARAM, F32, idx.src[0].src, replace(idx.src[0].arg, slot=n+2*j+k, dtype=F32))
+      val = UOp.const(F32, 0.0) if w is None else w
+      wits.append(UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, F32, (wp, *idx.src[1:]), idx.arg), val)))
+    g = UOp(Ops.GROUP, dtypes.void, (new[st], *wits))   # one loop nest stores the value and its witnesses
+    srcs.append(new[e].replace(src=(g, *new[e].src[1:])) if e.op is Ops.END else g)
+  return new[ast].replace(src=tuple(srcs))
 
 class Bench:
   """Device buffers of one kernel at its real size, filled with random data (never zeros, which hide unwritten outputs)."""
   def __init__(self, ast:UOp, device:str, flush, seed:int=0):
     self.device, self.flush = device, flush
     self.bufs, self.var_vals = args_from_ast(ast, device)
+    self.low = low_dtype(ast)
     rng = np.random.default_rng(seed)
     for b in self.bufs:
       b.ensure_allocated()
       npdt = _to_np_dtype(b.dtype)
-      if dtypes.is_float(b.dtype): x = random_normal(b.size, npdt, rng)
+      if dtypes.is_float(b.dtype): x = random_normal(b.size, npdt, rng, LOW_SCALE if self.low is not None else 1.0)
       elif b.dtype == dtypes.bool: x = rng.integers(0, 2, b.size).astype(np.bool_)
       else: x = rng.integers(0, 2, b.size).astype(npdt)  # integer operands are masks/indices in this corpus: keep them in range
       _copyin(b, x)
     self.ref: dict[int, np.ndarray]|None = None
+    self.exact: dict[int, Exact]|None = None   # a low-precision kernel's outputs in float32 (widen), and what they allow
 
   def _timer(self, prg:UOp):
     return time_call(prg.call(*[UOp.from_buffer(b) for b in self.bufs]), self.var_vals)
@@ -63,14 +133,33 @@ class Bench:
 
   def outputs(self, prg:UOp) -> dict[int, np.ndarray]:
     """Run once with every output poisoned first (NaN for floats), and read the outputs back."""
-    for i in prg.arg.outs:
-      b = self.bufs[i]
-      poison = np.full(b.size, np.nan if dtypes.is_float(b.dtype) else 0x5A, dtype=_to_np_dtype(b.dtype))
-      _copyin(b, poison)
+    for i in prg.arg.outs: _copyin(self.bufs[i], _poison(self.bufs[i]))
     next(self._timer(prg))
     return {i: self.bufs[i].numpy().copy() for i in prg.arg.outs}
 
-  def set_reference(self, prg:UOp): self.ref = self.outputs(prg)
+  def set_reference(self, prg:UOp, exact:UOp|None=None):
+    """`prg`: the unoptimized kernel. `exact`: for a low-precision kernel, its widen()ed build compiled, which runs once on float32
+    copies of the very same inputs; candidates are then checked against its outputs (compare_exact)."""
+    self.ref = self.outputs(prg)
+    if exact is None or self.low is None: self.exact = None
+    else:   # float outputs only: an integer one is compared with the unoptimized kernel's, in the kernel's own precision
+      outs = self.outputs_f32(exact)
+      self.exact = {i: exact_bounds(self.ref[i], *outs[i], self.low) for i in outs if i in self.ref and self.ref[i].dtype.kind == "f"}
+
+  def outputs_f32(self, prg:UOp) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Each output of the float32 build `prg` (widen) on this Bench's inputs upcast exactly, with its two witnesses; the buffers
+    live for this run only."""
+    n, outs = len(self.bufs), sorted(i for i in prg.arg.outs if i < len(self.bufs))
+    bufs = [Buffer(self.device, b.size, F32 if b.dtype in LOW else b.dtype) for b in self.bufs]
+    bufs += [Buffer(self.device, self.bufs[i].size, F32) for i in outs for _ in range(2)]
+    try:
+      for i, w in enumerate(bufs):   # outputs poisoned as in outputs(): a kernel that reads one reads the same
+        _copyin(w.ensure_allocated(), _poison(w) if i in prg.arg.outs else self.bufs[i].numpy().astype(_to_np_dtype(w.dtype)))
+      next(time_call(prg.call(*[UOp.from_buffer(w) for w in bufs]), self.var_vals))
+      return {i: (bufs[i].numpy().copy(), bufs[n+2*j].numpy().copy(), bufs[n+2*j+1].numpy().copy()) for j, i in enumerate(outs)}
+    finally:
+      for w in bufs:
+        if w.is_allocated(): w.deallocate()
 
   def check(self, prg:UOp) -> str|None:
     """None if `prg` computes what the reference (unoptimized) kernel computed, else what differs."""
@@ -78,12 +167,21 @@ class Bench:
     got = self.outputs(prg)
     for i, ref in self.ref.items():
       if i not in got: return f"output {i} not written"
-      if (err := compare(got[i], ref)) is not None: return f"output {i}: {err}"
+      err = compare(got[i], ref) if self.exact is None or i not in self.exact else compare_exact(got[i], self.exact[i])
+      if err is not None: return f"output {i}: {err}"
     return None
 
   def release(self):
     for b in self.bufs:
       if b.is_allocated(): b.deallocate()
+
+def _poison(b:Buffer) -> np.ndarray: return np.full(b.size, np.nan if dtypes.is_float(b.dtype) else 0x5A, dtype=_to_np_dtype(b.dtype))
+
+def _nonfinite(ref:np.ndarray, what:str="the reference") -> str:
+  """Said with every failure: where the reference itself is NaN/inf nothing is checked there, and a kernel whose inputs make
+  it so tells a reader why no config passes apart from one that finds a wrong kernel."""
+  n = int(ref.size - np.count_nonzero(np.isfinite(ref)))
+  return f"; {what} itself is non-finite at {n}/{ref.size} elements" if n else ""
 
 def compare(got:np.ndarray, ref:np.ndarray) -> str|None:
   """Elementwise |got-ref| <= tol*(|ref| + rms(ref)), tolerance by dtype; a NaN where the reference is finite always fails."""
@@ -92,10 +190,58 @@ def compare(got:np.ndarray, ref:np.ndarray) -> str|None:
   # float32 work arrays, reused in place: outputs of network-size kernels are tens of millions of elements
   g, r = got.astype(np.float32), ref.astype(np.float32)
   if not (fin := np.isfinite(r)).all(): g, r = g[fin], r[fin]
-  if not np.isfinite(g).all(): return f"{int((~np.isfinite(g)).sum())} non-finite elements where the reference is finite"
+  if not np.isfinite(g).all():
+    return f"{int((~np.isfinite(g)).sum())} non-finite elements where the reference is finite{_nonfinite(ref)}"
   tol = TOLERANCE.get(_from_np_dtype(ref.dtype), 1e-3)
   scale = float(np.sqrt(np.mean(np.square(r, dtype=np.float64)))) if r.size else 0.0
   np.subtract(g, r, out=g); np.abs(g, out=g)        # g is now |got - ref|
   np.abs(r, out=r); r += scale; r *= tol            # r is now the allowed error
-  if (nbad := int(np.count_nonzero(g > r))): return f"{nbad}/{g.size} elements off, max abs err {g.max():.3g} (tol {tol})"
+  if (nbad := int(np.count_nonzero(g > r))):
+    return f"{nbad}/{g.size} elements off, max abs err {g.max():.3g} (tol {tol}){_nonfinite(ref)}"
+  return None
+
+class Exact(NamedTuple):
+  """What a low-precision output is checked against, computed once from the references (exact_bounds)."""
+  value: np.ndarray     # the float32 build's output
+  allowed: np.ndarray   # the error allowed at each element: inf where nothing is checked
+  inf_ok: np.ndarray    # where a NaN/inf is legitimate
+  note: str             # where the references themselves are non-finite, said with a failure
+
+def exact_bounds(ref:np.ndarray, value:np.ndarray, mx:np.ndarray, sq:np.ndarray, low:DType) -> Exact:
+  """The check of a low-precision output from the unoptimized kernel's (`ref`) and the float32 build's on the same inputs (`value`
+  and its witnesses `mx`, `sq`: widen). Allowed: `low`'s tolerance plus what rounding the low-precision values on the way can do, and
+  no less than twice the unoptimized kernel's own error: max(tol*(|value| + rms(value)) + ROUNDING*u*sqrt(sq), 2*|ref-value|).
+  Not checked: elements where the float32 result or the unoptimized kernel is NaN/inf. A NaN/inf is legitimate only where a
+  low-precision value on the way (the output itself included) is beyond or within a factor 2 of the dtype's largest finite value:
+  whether a sum just below it rounds to inf depends on its order, and a 1/x of an input near 0 overflows in any order."""
+  e, r = value.astype(np.float32, copy=False), ref.astype(np.float32)
+  checked = np.isfinite(e) & np.isfinite(r)
+  tol, u = TOLERANCE.get(low, 2e-2), 2.0**-(dtypes.finfo(low)[1]+1)
+  ec = e if checked.all() else e[checked]
+  scale = float(np.sqrt(np.mean(np.square(ec, dtype=np.float64)))) if ec.size else 0.0
+  # float32 work arrays, reused in place: outputs of network-size kernels are hundreds of millions of elements
+  with np.errstate(invalid="ignore"):   # inf - inf where a -inf mask is in both: not checked
+    np.subtract(r, e, out=r); np.abs(r, out=r); r *= 2   # r is now twice the unoptimized kernel's own error
+  allowed = np.abs(e); allowed += scale; allowed *= tol
+  rnd = np.sqrt(sq); rnd *= ROUNDING*u; allowed += rnd; del rnd
+  np.maximum(allowed, r, out=allowed); del r
+  allowed[~checked] = np.inf
+  inf_ok = ~checked | (mx >= FINITE_MAX[low]/2)
+  return Exact(e, allowed, inf_ok, _nonfinite(value, "the float32 result") + _nonfinite(ref, "the unoptimized kernel"))
+
+def compare_exact(got:np.ndarray, ex:Exact) -> str|None:
+  """A low-precision kernel's output against its float32 build's, within what exact_bounds allows."""
+  if got.shape != ex.value.shape: return f"shape {got.shape} != {ex.value.shape}"
+  g = got.astype(np.float32)
+  if not (fin := np.isfinite(g)).all():
+    if (nbad := int(np.count_nonzero(~fin & ~ex.inf_ok))):
+      big = float(np.abs(ex.value[~fin & ~ex.inf_ok]).max())
+      return (f"{nbad} non-finite elements where the float32 result is finite and no low-precision value on the way nears the "
+              f"range (|result| up to {big:.4g}){ex.note}")
+    g[~fin] = ex.value[~fin]   # legitimate: nothing more to check there
+  with np.errstate(invalid="ignore"): np.subtract(g, ex.value, out=g)   # inf - inf where the result is -inf: not checked
+  np.abs(g, out=g)                                                       # g is now |got - exact|
+  if (nbad := int(np.count_nonzero(g > ex.allowed))):
+    i = int(np.argmax(g - ex.allowed))
+    return f"{nbad}/{g.size} elements off the float32 result, worst err {g[i]:.3g} where {ex.allowed[i]:.3g} is allowed{ex.note}"
   return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import atexit, math, statistics, time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 from tinygrad.codegen.opt import Opt
 from tinygrad.uop.ops import UOp
@@ -12,7 +12,7 @@ from dataset.compile import Task, Compiled, configure, make_pool, run_kernel_tas
 from dataset.device import L2Flush, renderer_for
 from dataset.kernel import Kernel, scheduler
 from dataset.sampler import hand_coded, reference_opts
-from dataset.timing import Bench
+from dataset.timing import Bench, widen
 
 class BudgetExhausted(Exception): pass
 
@@ -76,6 +76,7 @@ class Measurer:
     base = scheduler(self.kernel.ast, self.ren)
     self.ref_opts, self.hand = reference_opts(base), hand_coded(base)
     self.prefetch([self.ref_opts, self.hand])
+    self._exact = self._start_exact()
 
   @property
   def elapsed(self) -> float: return time.perf_counter() - self.start
@@ -190,10 +191,31 @@ class Measurer:
       ref = self._compile([self.ref_opts])[0]
       if ref.prg is None and self.ref_opts: ref = self._compile([()])[0]   # the plain unoptimized kernel, then
       if ref.prg is None: return f"the unoptimized kernel, the reference, does not compile: {ref.error}"
-      self.bench.set_reference(ref.prg)
+      self.bench.set_reference(ref.prg, self._exact_reference())
     if opts not in self.progs: self.measure([opts]) if self.has_budget() else self._verify_compile(opts)
     if (prg := self.progs.get(opts)) is None: return "does not compile"
     return self.bench.check(prg)
+
+  def _start_exact(self) -> tuple[bytes, str, Future|None]|None:
+    """A low-precision kernel is checked against its float32 build too (timing.widen), with the reference's opts: it compiles
+    in the pool from the start, as the reference does. Not counted as compiled: it is no candidate."""
+    if (wide := widen(self.kernel.ast)) is None: return None
+    key = wide.key.hex()
+    blob = replace(self.kernel, key=key, ast=wide).blob()
+    try: fut = None if self.pool is None else self.pool.submit(run_kernel_task, (blob, Task(key, "fixed", self.ref_opts)))
+    except BrokenProcessPool: fut = None
+    return blob, key, fut
+
+  def _exact_reference(self) -> UOp|None:
+    """The float32 build compiled (None for a float32 kernel, or one whose float32 build does not compile: the check is then
+    against the unoptimized kernel alone)."""
+    if self._exact is None: return None
+    blob, key, fut = self._exact
+    try: c = fut.result() if fut is not None else None
+    except Exception: c = None
+    for o in ([] if c is not None and c.prg is not None else dict.fromkeys([self.ref_opts, ()])):   # here, then unoptimized
+      if (c := run_kernel_task((blob, Task(key, "fixed", o)))).prg is not None: break
+    return None if c is None else c.prg
 
   def _verify_compile(self, opts:tuple[Opt, ...]):
     c = self._compile([opts])[0]

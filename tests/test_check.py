@@ -1,0 +1,112 @@
+"""The correctness check on tinygrad's CPU device: a low-precision kernel is checked against its float32 build on the same inputs
+(dataset.timing.widen, compare_exact), which passes every correct config, rejects wrong ones, and lets a candidate be inf only
+where low precision itself overflows."""
+import numpy as np
+import pytest
+from tinygrad.dtype import dtypes
+from tinygrad.uop.ops import Ops
+from dataset.corpus import parse_variant
+from dataset.kernel import Kernel, kernel_asts
+from dataset.timing import FINITE_MAX, LOW_SCALE, _copyin, compare, compare_exact, exact_bounds, widen
+from search.measure import Budget, Measurer
+
+ATTN16 = "attention:b=1:heads=2:seq=256:dim=32:causal=0:fp16"
+
+def _kernels(spec:str) -> list[Kernel]:
+  return [Kernel(a.key.hex(), a, f"{spec}#{i}", "t", "t") for i, a in enumerate(kernel_asts(*parse_variant(spec).build("CPU")))]
+
+def _measurer(k:Kernel) -> Measurer: return Measurer(k, "CPU", Budget(), workers=0)
+
+def test_widen_makes_every_low_precision_dtype_float32_and_adds_two_witnesses_per_output():
+  for k in _kernels(ATTN16):
+    w = widen(k.ast)
+    assert not any(u.dtype == dtypes.half or (u.op is Ops.PARAM and u.arg.dtype == dtypes.half) for u in w.toposort())
+    slots = lambda a: sorted(u.arg.slot for u in a.toposort() if u.op is Ops.PARAM)
+    assert slots(w) == list(range(len(slots(k.ast)) + 2))   # one output: its two witnesses follow the kernel's slots
+  assert widen(_kernels("softmax:rows=16:cols=64:log=0:fp32")[0].ast) is None   # a float32 kernel keeps its one reference
+
+@pytest.mark.parametrize("causal", [0, 1])
+def test_fp16_attention_hand_coded_and_unoptimized_pass(causal):
+  """Every kernel of tinygrad's fp16 attention (four: scores, row max, sum of exps, softmax times V), inputs at LOW_SCALE."""
+  for k in _kernels(ATTN16.replace("causal=0", f"causal={causal}")):
+    m = _measurer(k)
+    assert m.verify(m.hand) is None and m.verify(m.ref_opts) is None   # ref_opts: the unoptimized kernel on the CPU
+    assert m.bench.exact is not None and abs(float(m.bench.bufs[1].numpy().astype(np.float32).std()) - LOW_SCALE) < 0.1*LOW_SCALE
+    m.close()
+
+def _tiny_sums(m:Measurer, rows:list[int], s:float, v_scale:float=1.0):
+  """Attention's last kernel (exp(x - max) / sum * V) with the sum of a few rows near 0: an input an earlier kernel never writes
+  (the sum of exps is >= 1), as random inputs can be. e/s then overflows fp16 in the kernel, whatever the order."""
+  x, mx, sm, v = (b.numpy().astype(np.float32) for b in m.bench.bufs[1:])
+  mx[:] = 0.0; sm[rows] = s   # e = exp(x) ~ 1: e/s ~ 1/s
+  for b, a in zip(m.bench.bufs[1:], (x, mx, sm, v*v_scale)): _copyin(b, a.astype(np.float16))
+
+def test_old_check_rejects_a_correct_fp16_kernel_the_new_one_passes():
+  """The hand-coded kernel keeps e/s in an fp16 register (inf for e/s > 65504) where the unoptimized one computes e/s*V in float:
+  the old check (against the unoptimized fp16 kernel) saw inf where its reference was finite and rejected a correct kernel."""
+  k = _kernels(ATTN16)[3]
+  m = _measurer(k)
+  _tiny_sums(m, [3, 77, 300], 1.2e-5, v_scale=0.01)   # e/s ~ 8e4 overflows; (e/s)*V ~ 1e3 would not
+  assert m.verify(m.hand) is None
+  got, ref, ex = m.bench.outputs(m.progs[m.hand])[0], m.bench.ref[0], m.bench.exact[0]
+  bad = ~np.isfinite(got)
+  assert bad.any() and np.isfinite(ref[bad]).all() and (np.abs(ex.value[bad]) < FINITE_MAX[dtypes.half]/2).all()   # in range, yet inf
+  assert ex.inf_ok[bad].all()   # the witness: a value on the way nears fp16's range
+  assert "non-finite elements where the reference is finite" in compare(got, ref)   # the old check
+  m.close()
+
+def test_inf_where_the_float32_result_is_beyond_fp16_passes():
+  k = _kernels(ATTN16)[3]
+  m = _measurer(k)
+  _tiny_sums(m, [5, 6], 1e-6)   # the whole result ~ 1e6: beyond fp16's range in float32 too
+  assert m.verify(m.hand) is None
+  got, ex = m.bench.outputs(m.progs[m.hand])[0], m.bench.exact[0]
+  assert np.count_nonzero(~np.isfinite(got) & (np.abs(ex.value) > FINITE_MAX[dtypes.half])) >= 32   # inf where float32 is beyond
+  m.close()
+
+def test_order_decides_inf_near_the_range():
+  """A sum that is 65515 exactly rounds to 65504 in one order and to inf in another (>= 65520): both are right. Far from the range,
+  inf is wrong; so is a finite value off by more than the tolerance."""
+  e = np.random.default_rng(0).standard_normal(10_000).astype(np.float32) * 100
+  e[0], e[1] = 65515, 300
+  ref = e.astype(np.float16)
+  ex = exact_bounds(ref, e, np.abs(e), e*e, dtypes.half)   # witnesses of an output with nothing on the way but itself
+  def check(i, v):
+    got = ref.copy(); got[i] = v
+    return compare_exact(got, ex)
+  assert check(0, np.inf) is None and check(1, 303) is None
+  assert "1 non-finite elements where the float32 result is finite" in check(1, np.inf)
+  assert "1/10000 elements off the float32 result" in check(1, 450)
+
+PERTURB = {
+  "nan": lambda x: _set(x, 17, np.nan),                          # an element never written (outputs() poisons with NaN)
+  "zero": lambda x: _set(x, int(np.argmax(np.abs(x))), 0.0),    # an element written with the wrong value
+  "off": lambda x: x * np.asarray(1.1, x.dtype),                 # 10% off everywhere
+  "rows": lambda x: np.roll(x.reshape(-1, 32), 1, axis=0).reshape(-1),   # each row of the output in the next row's place
+}
+def _set(x:np.ndarray, i:int, v:float) -> np.ndarray:
+  x = x.copy(); x[i] = v
+  return x
+
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+def test_wrong_outputs_are_rejected(dtype):
+  """The hand-coded kernel's output, perturbed as a wrong kernel's would be, fails: fp16 against its float32 build, fp32 against
+  the unoptimized kernel."""
+  m = _measurer(_kernels(ATTN16.replace("fp16", dtype))[3])
+  assert m.verify(m.hand) is None and (m.bench.exact is not None) == (dtype == "fp16")
+  right = m.bench.outputs
+  for how, perturb in PERTURB.items():
+    m.bench.outputs = lambda prg: {i: perturb(x) for i, x in right(prg).items()}
+    assert (err := m.bench.check(m.progs[m.hand])) is not None and ("off" in err or "non-finite" in err), how
+  m.close()
+
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+def test_another_function_is_rejected(dtype):
+  """softmax's last kernel (e/s) and log-softmax's (x - m - log s) take the same buffers: one passed off as the other fails."""
+  soft, logsoft = (_kernels(f"softmax:rows=16:cols=64:log={log}:{dtype}")[2] for log in (0, 1))
+  m, other = _measurer(soft), _measurer(logsoft)
+  other.measure([other.hand])
+  fake = ("planted",)
+  m.times[fake], m.progs[fake] = 1e-12, other.program(other.hand)
+  assert m.verify(m.hand) is None and (err := m.verify(fake)) is not None and ("off" in err or "non-finite" in err)
+  m.close(); other.close()
