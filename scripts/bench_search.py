@@ -194,14 +194,14 @@ def run_parallel(a, argv:list[str]) -> int:
   if merged: write_markdown(merged, out / "search_bench.md")
   return 0 if merged and len(merged["ops"]) == len(a.ops.split(",")) else 1
 
-def retime(kernels:list[Kernel], device:str, row:dict, rounds:int):
+def retime(kernels:list[Kernel], device:str, row:dict, rounds:int, workers:int=0):
   """Every strategy's final kernels timed again side by side, round-robin over `rounds` rounds (min per config), so that the
   comparison between strategies does not rest on timings taken minutes apart. kernel_us becomes this time; the time the search
   itself measured stays as search_us."""
   for tot in row.values(): tot["search_us"], tot["kernel_us"] = tot["kernel_us"], 0.0
   for i, k in enumerate(kernels):
     opts = {n: tuple(opts_from_json(tot["opts"][i])) for n, tot in row.items()}
-    m = Measurer(k, device, Budget(), workers=0)
+    m = Measurer(k, device, Budget(), workers=workers)   # with workers: the configs compile in parallel
     uniq = list(dict.fromkeys(opts.values()))
     progs = {o: c.prg for o, c in zip(uniq, m._compile(uniq))}
     best = {o: math.inf for o in progs}

@@ -161,7 +161,10 @@ def run(a) -> int:
   beam = json.loads(beam_path.read_text()) if beam_path.is_file() else {}
   warm_pools(device, a.workers, scorer)
   lo, hi = (int(x) for x in a.range.split(":")) if a.range else (0, len(specs))
-  for oi, spec in enumerate(specs[lo:hi], lo):
+  order = list(range(lo, hi))
+  if a.shuffle is not None: random.Random(a.shuffle).shuffle(order)   # a call cut off by its time limit leaves a random subset, not a tail
+  for oi in order:
+    spec = specs[oi]
     kernels = [k for k in kernels_of(spec, device) if k.key not in done]
     if not kernels or (a.cached_beam_only and any(k.key not in beam for k in kernels)): continue
     row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand")}
@@ -185,7 +188,7 @@ def run(a) -> int:
                       "trajectory": o.trajectory})
       print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
             f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)
-    retime(kernels, device, row, a.rounds)   # side by side: kernel_us per strategy, summed; per kernel below
+    retime(kernels, device, row, a.rounds, a.workers)   # side by side: kernel_us per strategy, summed; per kernel below
     for i, (k, e) in enumerate(zip(kernels, entries)):
       for n in ("learned", "beam2", "hand"): e[f"{n}_us"] = row[n]["per_kernel_us"][i]
     try: t_us = torch_us(spec)
@@ -201,8 +204,8 @@ def run(a) -> int:
 def geomean(xs:list[float]) -> float: return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else math.nan
 
 def summary(res:dict) -> dict:
-  # a kernel whose answer failed the check has no tuned time: it counts against `verified`, not in the ratios
-  ks = [e for e in res["kernels"] if e.get("verified") and e.get("learned_us") and e.get("beam2_us")]
+  # a kernel whose answer (or BEAM=2's) failed the check has no tuned time: it counts against `verified`, not in the ratios
+  ks = [e for e in res["kernels"] if e.get("verified") and e.get("beam2_verified", True) and e.get("learned_us") and e.get("beam2_us")]
   ratios = [e["learned_us"]/e["beam2_us"] for e in ks]
   return {"kernels": len(ks), "geomean_vs_beam2": geomean(ratios), "worst_vs_beam2": max(ratios, default=math.nan),
           "over_1.2x": sum(r > 1.2 for r in ratios), "wall_share": sum(e["learned_s"] for e in ks)/max(1e-9, sum(e["beam2_s"] for e in ks)),
@@ -241,6 +244,7 @@ def main(argv=None) -> int:
   ap.add_argument("--beam-again", action="store_true", help="run BEAM=2's search even where the cache has its pick")
   ap.add_argument("--cached-beam-only", action="store_true", help="only the configurations whose kernels all have a BEAM=2 pick in the cache")
   ap.add_argument("--range", default=None, metavar="LO:HI", help="only these configurations (indices into --list)")
+  ap.add_argument("--shuffle", type=int, default=None, metavar="SEED", help="measure the configurations in a random order")
   ap.add_argument("--resume", action="store_true", help="keep OUT/unseen.json's kernels and measure the rest")
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")
   ap.add_argument("--replot", metavar="JSON", help="rewrite the markdown of an existing unseen.json and exit")
