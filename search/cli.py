@@ -21,7 +21,7 @@ FLAGS = {"out_channels": "k", "kernel_size": "ks", "stride": "stride", "padding"
          "dtype": "dtype", "alpha": "alpha", "beta": "beta", "trans_a": "trans_a", "trans_b": "trans_b", "causal": "causal", "log": "log",
          "batch": "batch", "seq": "seq", "dim": "dim", "heads": "heads"}
 
-DEFAULT_BUDGET = 24   # timed candidates per kernel when neither --budget nor --time-budget is given
+DEFAULT_BUDGET = 24   # a cap on timed candidates per kernel when neither --budget nor --time-budget is given: the beam stops sooner on its own (Beam.adaptive)
 
 def variant_from_args(a, device:str) -> Variant:
   """The workload at the asked shape; unspecified parameters take the corpus default for the device (its small tier on the CPU)."""
@@ -86,7 +86,7 @@ def parse_args(argv=None):
   ap.add_argument("--param", action="append", default=[], help="any workload parameter NAME=VALUE")
   ap.add_argument("--device", choices=["CUDA", "CPU"], default=None, help="default: CUDA if present, else CPU")
   ap.add_argument("--strategy", choices=sorted(STRATEGIES), default="beam")
-  ap.add_argument("--budget", type=int, default=None, help="timed candidates per kernel (default 24; pure-model ignores it)")
+  ap.add_argument("--budget", type=int, default=None, help=f"at most this many timed candidates per kernel (default {DEFAULT_BUDGET}; the learned beam stops sooner once its measurements confirm the model or stop improving; pure-model ignores it)")
   ap.add_argument("--time-budget", type=float, default=None, help="seconds per kernel")
   ap.add_argument("--model", default=None, help="cost model (default: the shipped model for the device's arch)")
   ap.add_argument("--allow-device-mismatch", action="store_true")

@@ -260,6 +260,11 @@ def sibling_picks(ctxs:dict[int, SearchContext], searched:list[int]) -> dict[int
   return {i: list(dict.fromkeys(o for j in searched if j != i and nest(j) == nest(i) and (o := best[j]) is not None
                                 and o not in ctxs[i].measurer.times and replay(ctxs[i].base, o) is not None)) for i in searched}
 
+def _args(strategy:str, strategy_args:dict|None) -> dict:
+  """The strategy's parameters: the beam's own stopping rule (Beam.adaptive) stays off here, where the budget scheduler decides
+  each kernel's rounds by their expected gain."""
+  return {**({"adaptive": False} if strategy in ("beam", "pure-model") else {}), **(strategy_args or {})}
+
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
                  time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,
                  strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:History|None=None) -> list[dict]:
@@ -276,7 +281,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
            "search_s": 0.0, "tune_s": None, "siblings_timed": 0, "from_sibling": False, "history": 0, "status": None}
           for i, k in enumerate(kernels)]
-  strat = STRATEGIES[strategy](**(strategy_args or {}))
+  strat = STRATEGIES[strategy](**_args(strategy, strategy_args))
   ctxs: dict[int, SearchContext] = {}
   first: dict[int, int] = {}
   st = time.perf_counter()
@@ -452,7 +457,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   device = device or default_device()
   open_device(device)
   if strategy not in LEARNED: raise ModelError(f"unknown strategy {strategy!r}: choose one of {', '.join(LEARNED)}")
-  try: STRATEGIES[strategy](**(strategy_args or {}))
+  try: STRATEGIES[strategy](**_args(strategy, strategy_args))
   except TypeError as e: raise ModelError(f"bad --strategy-args for {strategy}: {e}") from None
   dev_name, arch, props = device_info(device)
   cm, cm_path = load_model(cost_model, device, dev_name, arch, allow_device_mismatch)
