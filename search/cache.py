@@ -3,9 +3,10 @@
 Entries are keyed by (raw-AST key, device, tinygrad version). While enabled, every LINEAR tinygrad runs gets `opts_to_apply` set
 on each kernel that has an entry (dataset.kernel.with_opts); kernels without one keep tinygrad's default. Enable it with the
 context manager `tuned()`, with `enable()`, or for a whole program with the environment: `KERNTUNE_TUNED=1` (or a cache path)
-and `tuned-run prog.py ARGS` (or `import search.cache` early in the program)."""
+and `tuned-run prog.py ARGS` (or `import search.cache` early in the program). Drop-in tuning (search.dropin) also searches every
+kernel the cache lacks, at first sight: `tuned(tune=True)`, `tuned-run --tune prog.py ARGS`, or `KERNTUNE=1`."""
 from __future__ import annotations
-import contextlib, fcntl, json, os, tempfile, threading
+import contextlib, fcntl, json, os, sys, tempfile, threading
 from pathlib import Path
 from dataset.kernel import TINYGRAD_VERSION, opts_from_json, with_opts
 
@@ -65,12 +66,15 @@ class TunedCache:
 # *** injection ***
 
 _active: list[TunedCache] = []
+_tuners: list = []   # search.dropin.Tuner of each enable(tune=True), None for a replay-only enable
 _stats = {"tuned": 0, "default": 0}
 
 def _apply(linear):
-  """`linear` with the active cache's opts set on every kernel the cache has (counted in stats)."""
+  """`linear` with the active cache's opts set on every kernel the cache has (counted in stats); with drop-in tuning on, the kernels
+  it lacks are searched first (search.dropin)."""
   if not _active or (dev := _linear_device(linear)) is None: return linear
   table = _active[-1].opts_for(dev)
+  if _tuners[-1] is not None: _tuners[-1].tune(linear, dev, table, _active[-1])
   kernels = [c.src[0].key.hex() for c in linear.src if c.src[0].op.name == "SINK"]
   _stats["tuned"] += sum(k in table for k in kernels); _stats["default"] += sum(k not in table for k in kernels)
   return with_opts(linear, table)
@@ -100,30 +104,56 @@ def _install():
     if hasattr(mod, "run_linear") and not hasattr(mod.run_linear, "__wrapped__"): mod.run_linear = _patched(mod.run_linear)
   if not hasattr(J._TinyJit.add_linear, "__wrapped__"): J._TinyJit.add_linear = _patched_add(J._TinyJit.add_linear)
 
-def enable(path:str|os.PathLike|None=None) -> TunedCache:
+def enable(path:str|os.PathLike|None=None, tune:bool=False, tuner=None) -> TunedCache:
+  """Replay the cache; with tune (or a search.dropin.Tuner), also search every kernel it lacks at first sight."""
   _install()
   _active.append(c := TunedCache(path or DEFAULT))
+  if tune and tuner is None:
+    from search.dropin import from_env
+    tuner = from_env()
+  _tuners.append(tuner)
   return c
 def disable():
-  if _active: _active.pop()
+  if _active: _active.pop(); _tuners.pop()
 
 @contextlib.contextmanager
-def tuned(path:str|os.PathLike|None=None):
-  """Inside, tinygrad runs every kernel the cache has tuned with its tuned opts."""
-  c = enable(path)
+def tuned(path:str|os.PathLike|None=None, tune:bool=False, tuner=None):
+  """Inside, tinygrad runs every kernel the cache has tuned with its tuned opts; with tune=True, kernels the cache lacks are tuned
+  first (search.dropin), and the summary is printed on leaving."""
+  c = enable(path, tune, tuner)
+  t = _tuners[-1]
   try: yield c
-  finally: disable()
+  finally:
+    disable()
+    if t is not None and not t.quiet and t.rows: print(t.summary(_stats["tuned"], _stats["default"], c.path), file=sys.stderr, flush=True)
 
 def stats() -> dict[str, int]: return dict(_stats)
 
-if (env := os.environ.get("KERNTUNE_TUNED")) and env != "0": enable(None if env == "1" else env)
+def _from_env():
+  """KERNTUNE=1 (or a cache path): drop-in tuning for the whole program; KERNTUNE_TUNED=1 (or a cache path): replay only."""
+  for var, tune in (("KERNTUNE", True), ("KERNTUNE_TUNED", False)):
+    if (env := os.environ.get(var)) and env != "0":
+      c = enable(None if env == "1" else env, tune)
+      if tune:
+        from search.dropin import report_at_exit
+        report_at_exit(_tuners[-1], stats, c.path)
+      return
+_from_env()
 
 def run_main(argv=None) -> int:
-  """tuned-run PROG.py ARGS: run a Python program with the tuned-kernel cache enabled."""
-  import runpy, sys
+  """tuned-run [--tune] PROG.py ARGS: run a Python program with the tuned-kernel cache enabled; --tune also tunes every kernel the
+  cache lacks at first sight (search.dropin; budgets from KERNTUNE_BUDGET, KERNTUNE_KERNEL_S, KERNTUNE_TOTAL_S)."""
+  import runpy
   argv = sys.argv[1:] if argv is None else argv
-  if not argv: print("usage: tuned-run PROG.py [ARGS...]", file=sys.stderr); return 2
-  if not _active: enable()
+  tune = bool(argv) and argv[0] == "--tune"
+  argv = argv[1:] if tune else argv
+  if not argv: print("usage: tuned-run [--tune] PROG.py [ARGS...]", file=sys.stderr); return 2
+  if not Path(argv[0]).is_file(): print(f"tuned-run: error: no such program {argv[0]}", file=sys.stderr); return 2
+  if not _active or (tune and _tuners[-1] is None):
+    c = enable(None, tune)
+    if tune:
+      from search.dropin import report_at_exit
+      report_at_exit(_tuners[-1], stats, c.path)
   sys.argv = argv
   runpy.run_path(argv[0], run_name="__main__")
   return 0
