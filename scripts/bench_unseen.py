@@ -199,6 +199,7 @@ def run(a) -> int:
     print(f"[{oi}] {spec}: learned {row['learned']['kernel_us']:.1f} us, BEAM=2 {row['beam2']['kernel_us']:.1f} us, hand "
           f"{row['hand']['kernel_us']:.1f} us, torch {t_us if t_us is None else round(t_us, 1)} us", flush=True)
   write_markdown(res, out / "unseen.md")
+  if not a.no_plot: plot(res, out / "unseen.png")
   return 0
 
 def geomean(xs:list[float]) -> float: return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else math.nan
@@ -232,6 +233,22 @@ def write_markdown(res:dict, path:Path):
                  f"{e['learned_s']:.1f} ({e['learned_timed']}) | {e['beam2_s']:.1f} ({e['beam2_timed']}) | {'yes' if e['verified'] else 'NO: ' + str(e['check'])} |")
   path.write_text("\n".join(lines) + "\n")
 
+def plot(res:dict, path:Path):
+  """Per kernel: learned / BEAM=2 kernel time (bars, sorted) and learned / BEAM=2 search wall (dots), both on log scales."""
+  import matplotlib; matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  ks = sorted([e for e in res["kernels"] if e.get("verified") and e.get("beam2_verified", True)], key=lambda e: e["learned_us"]/e["beam2_us"])
+  fig, ax = plt.subplots(figsize=(max(8, 0.18*len(ks)), 4.5))
+  x = range(len(ks))
+  ax.bar(x, [e["learned_us"]/e["beam2_us"] for e in ks], color=["tab:red" if e["learned_us"] > 1.2*e["beam2_us"] else "tab:blue" for e in ks],
+         label="kernel time, learned / BEAM=2")
+  ax.scatter(x, [e["learned_s"]/e["beam2_s"] for e in ks], color="black", s=10, label="search wall, learned / BEAM=2")
+  ax.axhline(1.0, color="gray", lw=0.8); ax.axhline(1.2, color="tab:red", lw=0.6, ls=":"); ax.axhline(0.1, color="black", lw=0.6, ls=":")
+  ax.set_yscale("log"); ax.set_xticks([]); ax.set_xlabel(f"{len(ks)} unseen kernels, sorted by kernel-time ratio")
+  s = summary(res)
+  ax.set_title(f"{res['device']}, {res['date']}: kernel time {s['geomean_vs_beam2']:.3f}x BEAM=2 (geomean), search wall {s['wall_share']:.3f} of BEAM=2's (summed)", fontsize=9)
+  ax.legend(fontsize=8); fig.tight_layout(); fig.savefig(path, dpi=90); plt.close(fig)
+
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser("bench_unseen", description=__doc__.split("\n")[0])
   ap.add_argument("--list", action="store_true", help="print the benchmark's kernel configurations and networks and exit")
@@ -247,6 +264,7 @@ def main(argv=None) -> int:
   ap.add_argument("--shuffle", type=int, default=None, metavar="SEED", help="measure the configurations in a random order")
   ap.add_argument("--resume", action="store_true", help="keep OUT/unseen.json's kernels and measure the rest")
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")
+  ap.add_argument("--no-plot", action="store_true", help="skip the plot (plot later with --replot)")
   ap.add_argument("--replot", metavar="JSON", help="rewrite the markdown of an existing unseen.json and exit")
   a = ap.parse_args(argv)
   a.argv = sys.argv[1:] if argv is None else argv
@@ -256,7 +274,9 @@ def main(argv=None) -> int:
   if a.print_keys:
     for key, name in sorted(benchmark_keys(a.print_keys).items(), key=lambda kv: kv[1]): print(key, name)
     return 0
-  if a.replot: write_markdown(json.loads(Path(a.replot).read_text()), Path(a.replot).with_suffix(".md")); return 0
+  if a.replot:
+    res = json.loads(Path(a.replot).read_text())
+    write_markdown(res, Path(a.replot).with_suffix(".md")); plot(res, Path(a.replot).with_suffix(".png")); return 0
   return run(a)
 
 if __name__ == "__main__": sys.exit(main())
