@@ -98,13 +98,97 @@ def resnet50():
   import torchvision
   return torchvision.models.resnet50(weights=None)
 
+# ***** the unseen networks (scripts/bench_unseen.py): architectures the corpus holds at no shape *****
+
+def torchvision_model(name:str):
+  import torchvision
+  return getattr(torchvision.models, name)(weights=None)
+
+def encoder(layers:int, dim:int, heads:int, seq:int, mlp:int, pre_norm:bool, front=None):
+  """A transformer encoder: BERT's (post-norm, erf GELU) or Whisper's (pre-norm, with its conv front end `front`)."""
+  import torch.nn as nn, torch.nn.functional as F
+  class Block(nn.Module):
+    def __init__(self):
+      super().__init__()
+      self.qkv, self.proj, self.fc1, self.fc2 = nn.Linear(dim, 3*dim), nn.Linear(dim, dim), nn.Linear(dim, mlp), nn.Linear(mlp, dim)
+      self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+    def attn(self, x):
+      q, k, v = [y.reshape(-1, seq, heads, dim // heads).transpose(1, 2) for y in self.qkv(x).split(dim, -1)]
+      att = (q @ k.transpose(-2, -1) * (dim // heads) ** -0.5).softmax(-1)
+      return self.proj((att @ v).transpose(1, 2).reshape(-1, seq, dim))
+    def forward(self, x):
+      if pre_norm:
+        x = x + self.attn(self.ln1(x))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+      x = self.ln1(x + self.attn(x))
+      return self.ln2(x + self.fc2(F.gelu(self.fc1(x))))
+  class Encoder(nn.Module):
+    def __init__(self):
+      super().__init__()
+      self.front, self.blocks, self.ln = front, nn.ModuleList(Block() for _ in range(layers)), nn.LayerNorm(dim) if pre_norm else nn.Identity()
+    def forward(self, x):
+      if self.front is not None: x = self.front(x)
+      for b in self.blocks: x = b(x)
+      return self.ln(x)
+  return Encoder()
+
+def whisper_tiny_encoder():
+  """Whisper-tiny's encoder: two convs over 80 mel bins x 3000 frames (the second of stride 2), GELU, sinusoid positions, 4 pre-norm blocks."""
+  import torch, torch.nn as nn, torch.nn.functional as F
+  class Front(nn.Module):
+    def __init__(self):
+      super().__init__()
+      self.conv1, self.conv2 = nn.Conv1d(80, 384, 3, padding=1), nn.Conv1d(384, 384, 3, stride=2, padding=1)
+      t = torch.arange(1500)[:, None] / 10000 ** (torch.arange(192)[None] / 191)
+      self.register_buffer("pos", torch.cat([t.sin(), t.cos()], 1))
+    def forward(self, x): return F.gelu(self.conv2(F.gelu(self.conv1(x)))).transpose(1, 2) + self.pos
+  return encoder(4, 384, 6, 1500, 1536, True, Front())
+
+def llama_block(dim:int=2048, heads:int=32, kv_heads:int=4, mlp:int=5632, seq:int=512):
+  """A LLaMA-style decoder block at TinyLlama-1.1B's sizes: RMSNorm, rotary positions, grouped-query causal attention, SwiGLU."""
+  import torch, torch.nn as nn, torch.nn.functional as F
+  hd = dim // heads
+  class RMSNorm(nn.Module):
+    def __init__(self): super().__init__(); self.w = nn.Parameter(torch.ones(dim))
+    def forward(self, x): return x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-5).to(x.dtype) * self.w
+  class Block(nn.Module):
+    def __init__(self):
+      super().__init__()
+      self.n1, self.n2 = RMSNorm(), RMSNorm()
+      self.q, self.kv, self.o = nn.Linear(dim, dim, bias=False), nn.Linear(dim, 2*kv_heads*hd, bias=False), nn.Linear(dim, dim, bias=False)
+      self.gate, self.up, self.down = nn.Linear(dim, mlp, bias=False), nn.Linear(dim, mlp, bias=False), nn.Linear(mlp, dim, bias=False)
+      f = torch.arange(seq)[:, None] * 10000 ** (-torch.arange(0, hd, 2)[None] / hd)
+      self.register_buffer("cos", torch.cat([f.cos()]*2, -1)); self.register_buffer("sin", torch.cat([f.sin()]*2, -1))
+      self.register_buffer("causal", torch.tril(torch.ones(seq, seq, dtype=torch.bool)))
+    def rope(self, x): return x * self.cos + torch.cat([-x[..., hd//2:], x[..., :hd//2]], -1) * self.sin
+    def forward(self, x):
+      h = self.n1(x)
+      q = self.rope(self.q(h).reshape(-1, seq, heads, hd).transpose(1, 2))
+      k, v = [y.reshape(-1, seq, kv_heads, hd).transpose(1, 2) for y in self.kv(h).split(kv_heads*hd, -1)]
+      k, v = self.rope(k).repeat_interleave(heads // kv_heads, 1), v.repeat_interleave(heads // kv_heads, 1)
+      att = (q @ k.transpose(-2, -1) * hd ** -0.5).masked_fill(~self.causal, float("-inf")).softmax(-1)
+      x = x + self.o((att @ v).transpose(1, 2).reshape(-1, seq, dim))
+      h = self.n2(x)
+      return x + self.down(F.silu(self.gate(h)) * self.up(h))
+  return Block()
+
 # name: (builder, input shape, dtype)
+UNSEEN = {
+  "mobilenet_v2_b1_fp32": (functools.partial(torchvision_model, "mobilenet_v2"), (1, 3, 224, 224), "fp32"),
+  "efficientnet_b0_b1_fp32": (functools.partial(torchvision_model, "efficientnet_b0"), (1, 3, 224, 224), "fp32"),
+  "vit_b_16_b1_fp16": (functools.partial(torchvision_model, "vit_b_16"), (1, 3, 224, 224), "fp16"),
+  "convnext_tiny_b8_fp16": (functools.partial(torchvision_model, "convnext_tiny"), (8, 3, 224, 224), "fp16"),
+  "bert_base_s128_fp32": (lambda: encoder(12, 768, 12, 128, 3072, False), (1, 128, 768), "fp32"),
+  "whisper_tiny_encoder_fp32": (whisper_tiny_encoder, (1, 80, 3000), "fp32"),
+  "llama_block_s512_fp16": (llama_block, (1, 512, 2048), "fp16"),
+}
 MODELS = {
   "resnet50_b1_fp32": (resnet50, (1, 3, 224, 224), "fp32"), "resnet50_b32_fp32": (resnet50, (32, 3, 224, 224), "fp32"),
   "resnet50_b1_fp16": (resnet50, (1, 3, 224, 224), "fp16"), "resnet50_b32_fp16": (resnet50, (32, 3, 224, 224), "fp16"),
   "cvt13_b1_fp32": (cvt13, (1, 3, 224, 224), "fp32"), "gpt2_s512_fp32": (gpt2_stack, (1, 512, 768), "fp32"),
   "cvt13_b1_fp16": (cvt13, (1, 3, 224, 224), "fp16"), "gpt2_s512_fp16": (gpt2_stack, (1, 512, 768), "fp16"),   # on request (--models)
   "gpt2_tiny": (lambda: gpt2_stack(layers=2, dim=64, heads=2, seq=32), (1, 32, 64), "fp32"),   # a whole run in minutes on a CPU
+  **UNSEEN,
 }
 # the order a run takes them in: one of each architecture first, the cheapest first
 ORDER = ["gpt2_s512_fp32", "resnet50_b1_fp32", "cvt13_b1_fp32", "resnet50_b1_fp16", "resnet50_b32_fp16", "resnet50_b32_fp32"]
@@ -338,7 +422,7 @@ def finish(res_path:Path, no_plot:bool):
 
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser("bench_models")
-  ap.add_argument("--models", default=",".join(ORDER), help="comma list of: " + ", ".join(MODELS))
+  ap.add_argument("--models", default=",".join(ORDER), help="comma list of: " + ", ".join(MODELS) + "; or 'unseen' (scripts/bench_unseen.py's networks)")
   ap.add_argument("--model", default=None, help="cost model (default: the shipped one for the device's arch)")
   ap.add_argument("--device", default=None)
   ap.add_argument("--budget", type=int, default=None, help="timed candidates per model (default: tune-model's)")
@@ -370,7 +454,7 @@ def main(argv=None) -> int:
   if a.replot: finish(Path(a.replot), False); return 0
   cache = Path(a.cache or ROOT / "results" / "models_cache")
   if a.merge_beam: print(f"{merge_beam(Path(a.merge_beam), cache)} BEAM=2 results new or replaced"); return 0
-  names = a.models.split(",")
+  names = list(UNSEEN) if a.models == "unseen" else a.models.split(",")
   if unknown := [n for n in names if n not in MODELS]: ap.error(f"unknown models {unknown}: choose from {', '.join(MODELS)}")
   if a.drop_beam:   # the models' kernels are those of their cached tuned.json
     if missing := [n for n in names if not (cache / f"{n}.tuned.json").is_file()]: ap.error(f"no {cache}/NAME.tuned.json for {missing}")

@@ -91,8 +91,10 @@ def kernel_specs(seed:int=SEED) -> list[str]:
 
 def fingerprint(specs:list[str]) -> str: return hashlib.sha256("\n".join(specs).encode()).hexdigest()[:16]
 
-# Whole networks (torch -> ONNX -> tune-model), none of which the corpus holds at any shape
-NETWORKS = ["mobilenet_v2", "efficientnet_b0", "vit_b_16", "convnext_tiny", "bert_base_s128", "whisper_tiny_encoder", "llama_block"]
+# Whole networks (torch -> ONNX -> tune-model, against BEAM=2, torch and torch.compile), none of which the corpus holds at any shape:
+# scripts/bench_models.py's UNSEEN (its definitions and resumable host runs: bench_models.py --models unseen)
+NETWORKS = ["mobilenet_v2_b1_fp32", "efficientnet_b0_b1_fp32", "vit_b_16_b1_fp16", "convnext_tiny_b8_fp16", "bert_base_s128_fp32",
+            "whisper_tiny_encoder_fp32", "llama_block_s512_fp16"]
 
 def kernels_of(spec:str, device:str) -> list:
   from dataset.corpus import parse_variant
