@@ -13,6 +13,12 @@ from tinygrad.helpers import prod
 
 ACTIONS: list[Opt] = list(TG_ACTIONS)
 TC_ACTIONS: list[Opt] = [a for a in ACTIONS if a.op is OptOps.TC]
+# Beyond BEAM's default space: PADTO (BEAM_PADTO's 32, and 16) lets a dim with no small factors (197, 49, 3000) take LOCAL, UPCAST
+# and tensor cores, padded and masked; each of the renderer's tensor-core shapes by index (BEAM only takes the first that fits: on
+# sm_90, m16n8k16 before m16n8k8). search --actions extended
+EXTENDED: list[Opt] = ACTIONS + [a for a in [Opt(OptOps.PADTO, ax, amt) for amt in (16, 32) for ax in range(7)] +
+                                 [Opt(OptOps.TC, ax, (sel, 2, 1)) for sel in range(6) for ax in range(9)] if a not in ACTIONS]
+ACTION_SETS: dict[str, list[Opt]] = {"default": ACTIONS, "extended": EXTENDED}
 MAX_UPCAST, MAX_LOCAL = 256, 1024   # get_kernel_actions' BEAM_UPCAST_MAX / BEAM_LOCAL_MAX defaults
 
 def within_limits(k:Scheduler) -> bool:

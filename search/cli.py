@@ -50,13 +50,15 @@ def load_model(path:str|None, device:str, dev_name:str, arch:str, allow_mismatch
   return model, str(p)
 
 def search_kernels(kernels:list[Kernel], device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
-                   history=None, **strategy_args) -> list[tuple[Outcome, Measurer]]:
+                   history=None, actions:list|None=None, **strategy_args) -> list[tuple[Outcome, Measurer]]:
   """A workload's kernels searched together (strategies.interleave: one kernel's round is timed while the others' compile), each
   under its own copy of `budget`. Every Outcome's search_s is the wall time of the whole search, which the kernels share."""
   # tinygrad's BEAM compiles in its own pool (PARALLEL): it must not start ours, which a learned strategy run after it would then get free
   ms = [Measurer(k, device, dataclasses.replace(budget), workers=0 if strategy == "tinygrad-beam" else workers, on_timed=progress) for k in kernels]
   ctxs = [Context(scheduler(k.ast, m.ren), m, scorer, random.Random(seed)) for k, m in zip(kernels, ms)]
-  for k, c in zip(kernels, ctxs): c.history = history.candidates(c.base, k.key) if history is not None else []   # dataset.history
+  for k, c in zip(kernels, ctxs):
+    c.history = history.candidates(c.base, k.key) if history is not None else []   # dataset.history
+    if actions is not None: c.actions = actions
   st = time.perf_counter()
   interleave(STRATEGIES[strategy](**strategy_args), ctxs)
   return [(finish(c, strategy, time.perf_counter() - st), c.measurer) for c in ctxs]
@@ -96,6 +98,8 @@ def parse_args(argv=None):
   ap.add_argument("--out", default="out/search", help="directory for opts, sources and result.json")
   ap.add_argument("--history", nargs="?", const=True, default=False, metavar="PATH", help="start from the configs the dataset measured "
                   "fastest on kernels of the same loop nest (dataset.history; no PATH: the shipped models/history_<arch>.json)")
+  ap.add_argument("--actions", choices=["default", "extended"], default="default", help="the action space: BEAM's, or extended with "
+                  "PADTO and more tensor-core variants (dataset.sampler.EXTENDED; the shipped models were not trained on them)")
   ap.add_argument("--no-cache", action="store_true", help="do not store results in the tuned-kernel cache")
   ap.add_argument("--no-compile-penalty", action="store_true", help="rank by the cost model alone, not less its penalty for slow compiles")
   return ap.parse_args(argv)
@@ -131,7 +135,9 @@ def main(argv=None) -> int:
   def progress(m):
     bars[m.kernel.key].update(1); bars[m.kernel.key].set_postfix(best_us=f"{m.best*1e6:.1f}", compiled=m.compiled)
   st = time.perf_counter()
-  found = search_kernels(kernels, device, a.strategy, Budget(budget_n, a.time_budget), scorer, a.seed, a.workers, progress, history)
+  from dataset.sampler import ACTION_SETS
+  found = search_kernels(kernels, device, a.strategy, Budget(budget_n, a.time_budget), scorer, a.seed, a.workers, progress, history,
+                         ACTION_SETS[a.actions])
   search_s = time.perf_counter() - st
   for b in bars.values(): b.close()
   for i, (k, (o, m)) in enumerate(zip(kernels, found)):

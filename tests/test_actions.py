@@ -1,0 +1,40 @@
+"""The extended action space (dataset.sampler.EXTENDED): PADTO for dims with no small factors and more tensor-core variants apply,
+replay, and verify against the unoptimized kernel; search --actions extended returns a verified answer."""
+from tinygrad.codegen.opt import Opt, OptOps
+from dataset.corpus import parse_variant
+from dataset.device import renderer_for
+from dataset.kernel import Kernel, kernel_asts, scheduler
+from dataset.sampler import ACTIONS, EXTENDED, children, replay
+from search.measure import Budget, Measurer
+
+def _kernel(spec:str, device:str) -> Kernel:
+  ast = kernel_asts(*parse_variant(spec).build(device))[0]
+  return Kernel(ast.key.hex(), ast, spec, "test", "test")
+
+def test_padto_configs_replay_and_verify():
+  k = _kernel("bmm:b=2:m=197:k=64:n=197:fp32", "CPU")
+  base = scheduler(k.ast, renderer_for("CPU"))
+  kids = {a for a, _ in children(base, EXTENDED)} - set(ACTIONS)
+  assert any(a.op is OptOps.PADTO for a in kids)   # 197 has no small factors: only PADTO opens it to 32-wide tiles
+  m = Measurer(k, "CPU", Budget(), workers=0)
+  try:
+    for opts in [(Opt(OptOps.PADTO, 1, 32), Opt(OptOps.UPCAST, 1, 4)), (Opt(OptOps.PADTO, 2, 16), Opt(OptOps.UPCAST, 2, 8), Opt(OptOps.UNROLL, 0, 4))]:
+      assert replay(base, opts) is not None
+      assert m.measure([opts])[0] < float("inf") and m.verify(opts) is None, m.errors.get(opts)
+  finally: m.close()
+
+def test_tensor_core_variants_apply_on_hopper():
+  """fp16 GEMM on the sm_90 renderer (built offline, no GPU): a tensor-core shape BEAM never picks (m16n8k8) gives another kernel."""
+  k = _kernel("gemm:m=256:k=256:n=256:fp16", "CUDA")
+  base = scheduler(k.ast, renderer_for("CUDA", "sm_90", compiler=False))
+  default = {c.ast.key for a, c in children(base, ACTIONS) if a.op is OptOps.TC}
+  extended = {c.ast.key for a, c in children(base, EXTENDED) if a.op is OptOps.TC}
+  assert default and extended - default
+
+def test_search_with_extended_actions(tmp_path):
+  import json
+  from search.cli import main
+  rc = main(["--kernel", "bmm", "--shape", "2,49,32,49", "--dtype", "fp32", "--device", "CPU", "--budget", "6", "--actions", "extended",
+             "--no-cache", "--out", str(tmp_path)])
+  r = json.loads((tmp_path / "result.json").read_text())
+  assert rc == 0 and all(kk["verified"] for kk in r["kernels"])
