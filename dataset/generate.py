@@ -8,6 +8,7 @@ from dataclasses import replace
 from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Callable
 from tqdm import tqdm
 from dataset.corpus import CORPUS, ShapeError, Variant, extract, select
 from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
@@ -19,12 +20,16 @@ from dataset.device import DeviceError, default_device, device_info, open_device
 from dataset.timing import Bench
 
 EXIT_RESTART = 3   # the child asks to be restarted (device context unusable)
+# --model's loader: (model path, arch, device props) -> a scorer (Schedulers in, scores out, higher = predicted faster) that pickles
+# to the compile workers; ValueError with a one-line message for a model it cannot use. models.generate passes it in: dataset
+# imports nothing from models
+LoadScorer = Callable[[str, str, dict], Callable]
 
 class Generator:
   def __init__(self, store:Store, variants:list[Variant], device:str, samples:int, seed:int=0, workers:int|None=None,
                deadline:float=math.inf, check_frac:float=0.1, early_factor:float=4.0, cap_s:float=1.0, compile_timeout:int=20,
                heartbeat:Path|None=None, progress:bool=True, model:str|None=None, mix:dict[str, float]|None=None,
-               only:set[str]|None=None, tinygrad_beam:int=0):
+               only:set[str]|None=None, tinygrad_beam:int=0, load_scorer:LoadScorer|None=None):
     self.store, self.device, self.samples, self.deadline, self.heartbeat = store, device, samples, deadline, heartbeat
     self.check_frac, self.early_factor, self.cap_s, self.progress = check_frac, early_factor, cap_s, progress
     self.rng = random.Random(seed)
@@ -36,8 +41,8 @@ class Generator:
     store.add_device(self.dev_name, self.arch, props)
     self.score = None
     if model is not None:   # the compile workers score with it (the scorer pickles as the model's path; each loads it once)
-      from models.cost_model import CostModel
-      self.score = CostModel.load(model, arch=self.arch).scorer(props, compile_penalty=False)   # its favourites, slow compiles too
+      if load_scorer is None: raise ValueError("--model needs a loader for the cost model (models.generate)")
+      self.score = load_scorer(model, self.arch, props)
     self.variants, self.mix, self.only = variants, mix or (MODEL_MIX if self.score is not None else MIX), only
     self.tinygrad_beam = tinygrad_beam
     self.stats = {"ok": 0, "failed": 0, "duplicates": 0, "empty": 0, "pool_restarts": 0}
@@ -300,12 +305,13 @@ def fail(msg:str) -> int:
   print(f"generate-dataset: error: {msg}", file=sys.stderr)
   return 2
 
-def main(argv=None) -> int:
+def main(argv=None, load_scorer:LoadScorer|None=None, entry:str="dataset.generate") -> int:
+  """entry: the module whose main the supervised child runs (models.generate passes itself, with load_scorer)."""
   a = parse_args(argv)
   if a.list: list_corpus(); return 0
   device = a.device or default_device()
   out = Path(a.out or f"out/{device.lower()}.sqlite")
-  if a._child: return child(a, device, out)
+  if a._child: return child(a, device, out, load_scorer)
   if why := cannot_write(out): return fail(why)
   if a.extract_only:
     try:
@@ -320,21 +326,22 @@ def main(argv=None) -> int:
     select(a.kernels, device)
     if a.mix is not None and a.mix.get("model", 0) > 0 and a.model is None: return fail("--mix model=... needs --model")
     if a.model is not None:   # a missing, corrupt or other-arch model: an error now, not a child that fails to start three times
-      from models.cost_model import CostModel, CostModelError
-      try: CostModel.load(a.model, arch=device_info(device)[1])
-      except CostModelError as e: return fail(str(e))
+      if load_scorer is None: return fail("--model: run generate-dataset (python -m models.generate), which loads cost models")
+      try: load_scorer(a.model, *device_info(device)[1:])
+      except ValueError as e: return fail(str(e))
     Store(out).close()
   except (DeviceError, StoreError, ShapeError) as e: return fail(str(e))
   except KeyError as e: return fail(e.args[0])
   except OSError as e: return fail(f"cannot write {out}: {e.strerror or e}")
-  return supervise(a, device, out, argv if argv is not None else sys.argv[1:])
+  return supervise(a, device, out, argv if argv is not None else sys.argv[1:], entry)
 
-def child(a, device:str, out:Path) -> int:
+def child(a, device:str, out:Path, load_scorer:LoadScorer|None=None) -> int:
   store = Store(out)
   try:
     g = Generator(store, select(a.kernels, device), device, a.samples_per_kernel, a.seed, a.workers, a._deadline,
                   a.check_frac, heartbeat=out.with_suffix(".heartbeat"), progress=not a.no_progress, model=a.model, mix=a.mix,
-                  only=set(a.only_kernels.split(",")) if a.only_kernels else None, tinygrad_beam=a.tinygrad_beam)
+                  only=set(a.only_kernels.split(",")) if a.only_kernels else None, tinygrad_beam=a.tinygrad_beam,
+                  load_scorer=load_scorer)
     summary = g.run()
   except ShapeError as e: return fail(str(e))   # the supervisor passes it on (exit 2) instead of resuming
   finally: store.close(compact=True)
@@ -347,7 +354,7 @@ def _set_pdeathsig():
     ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the child dies with its supervisor
   except OSError: pass
 
-def supervise(a, device:str, out:Path, argv:list[str]) -> int:
+def supervise(a, device:str, out:Path, argv:list[str], entry:str="dataset.generate") -> int:
   import fcntl
   lock = open(out.with_suffix(".lock"), "w")
   try: fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)   # one writer per store: two would fight over its pending rows
@@ -356,7 +363,7 @@ def supervise(a, device:str, out:Path, argv:list[str]) -> int:
   hb, fails = out.with_suffix(".heartbeat"), 0
   while True:
     before = _progress(out)
-    cmd = [sys.executable, "-m", "dataset.generate", *argv, "--_child", "--_deadline", str(deadline), "--device", device, "--out", str(out)]
+    cmd = [sys.executable, "-m", entry, *argv, "--_child", "--_deadline", str(deadline), "--device", device, "--out", str(out)]
     hb.touch()
     proc = subprocess.Popen(cmd, preexec_fn=_set_pdeathsig)
     while (rc := proc.poll()) is None:

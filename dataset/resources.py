@@ -5,10 +5,26 @@ sm_90 CUBIN. They need NVRTC but no GPU, so any machine can produce them; the co
   python -m dataset.resources export dataset/data/cuda.sqlite tasks.json.gz --per 16     # a sample of each kernel's configs
   NVRTC_PATH=.../libnvrtc.so.12 python -m dataset.resources run tasks.json.gz dataset/data/cuda.resources.jsonl.gz --procs 2
 Output (appended; a run resumes where the file stops): one JSON line per config: kernel key, opts (the store's JSON), regs, frame,
-compile seconds; or an error. models.resources reads STORE.resources.jsonl.gz next to a store."""
+compile seconds; or an error. load_labels reads them back for models.resources."""
 from __future__ import annotations
 import argparse, base64, gzip, json, os, random, struct, time
 from multiprocessing import Pool
+from pathlib import Path
+import numpy as np
+
+def labels_path(store:str|os.PathLike) -> Path:
+  """Where a store's compile labels live: dataset/data/cuda.sqlite -> dataset/data/cuda.resources.jsonl.gz"""
+  return Path(store).with_suffix(".resources.jsonl.gz")
+
+def load_labels(path:str|os.PathLike, kernel:np.ndarray, opts:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """(regs, frame) per row of a dataset (kernel keys, opts JSON), NaN where the labels file has none."""
+  got = {}
+  with gzip.open(path, "rt") as f:
+    for line in f:
+      r = json.loads(line)
+      if "regs" in r: got[(r["key"], r["opts"])] = (r["regs"], r.get("frame", 0))
+  a = np.array([got.get((k, o), (np.nan, np.nan)) for k, o in zip(kernel.tolist(), opts.tolist())], dtype=np.float64).reshape(-1, 2)
+  return a[:, 0], a[:, 1]
 
 def resources(cubin:bytes) -> dict[str, int]:
   """Registers per thread (EIATTR_REGCOUNT, 0x2f) and stack frame bytes (EIATTR_FRAME_SIZE, 0x11) from a cubin's .nv.info."""

@@ -3,7 +3,7 @@ known is timed once): every one of the cost model's 10 worst held-out top-1 pick
 the kernel's best config plus two SWAPs of global axes at 52x its time (results/logs/cost_model_misses_s11.log). Whether those
 single runs are real is what this measures: three steps, the middle one on the GPU host.
 
-  python -m dataset.retime select dataset/data/cuda.sqlite --model models/cost_model_sm_90.txt --top 3 --held-out 5 --out out/retime.json.gz
+  python -m models.retime select dataset/data/cuda.sqlite --model models/cost_model_sm_90.txt --top 3 --held-out 5 --out out/retime.json.gz
   python -m dataset.retime run out/retime.json.gz --out $OUT/retimed.json --time-budget 400    # on the device; resumes
   python -m dataset.retime apply dataset/data/cuda.sqlite retimed.json
 
@@ -24,42 +24,33 @@ when their median moved more than DRIFT from the stored times apply refuses (--f
 from __future__ import annotations
 import argparse, base64, gzip, json, os, sys, time
 from pathlib import Path
+from typing import Any, Callable
 import numpy as np
 from dataset.errors import one_line
 from dataset.store import Store, StoreError
 
 DRIFT = 0.15   # apply refuses results whose controls' median moved more than this from their stored times
+# select's ranking, passed in by models.retime (dataset imports nothing from models): (store, model, measured device or None,
+# held-out folds, seed, threads) -> (rows, scores): the store's ok rows (a models.data.Dataset: arrays kernel, opts, name, time_s;
+# device) and the model's score of each, out of fold when held-out folds > 0
+Rank = Callable[[str, str, str|None, int, int, int], tuple[Any, np.ndarray]]
 
 def _read(path:Path):
   raw = path.read_bytes()
   return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-
-def held_out_scores(ds, model:str, folds:int, seed:int, threads:int=0) -> np.ndarray:
-  """Every row scored by a ranker with the model's parameters fitted on the other folds' kernels (by kernel, models.evaluate): the
-  shipped model has learnt the stored times, wrong ones included, so only a model that never saw a kernel can point at its suspects."""
-  from models.cost_model import ranker_params
-  from models.evaluate import out_of_fold
-  from models.ranker import Ranker
-  p = ranker_params(model)
-  return out_of_fold(lambda: Ranker(seed=seed, threads=threads, **p), ds, folds, seed)
 
 def consolidated(db, device:str|None=None) -> set[tuple[str, str]]:
   """(kernel, opts) of the ok rows a consolidation wrote (apply's `error` message starts with "consolidated"), on `device` or all."""
   q = "SELECT kernel, opts FROM measurements WHERE status='ok' AND error LIKE 'consolidated%'"
   return {(k, o) for k, o in (db.execute(q + " AND device=?", (device,)) if device else db.execute(q))}
 
-def select(store:str, model:str, top:int, device:str|None=None, random:int=0, seed:int=0, held_out:int=0, threads:int=0,
-           best:int=0, skip_consolidated:bool=False) -> dict:
-  """best=0: per kernel, its `top` early-stopped configs the model ranks highest, `random` early-stopped ones as a reference, and its
-  best config as the control. best=K (consolidate): its K fastest stored configs, the model's `top` among the rest, and `random`
-  fully timed ones as a reference; all are written back, scaled by the median new/old time of the model's and random configs
-  (chosen without looking at their stored times, so unlike the fastest ones they carry no winner's curse). skip_consolidated: leave
-  out kernels whose K fastest rows all come from an earlier consolidation (rows measured since then are what a new one is for)."""
-  from models.cost_model import CostModel
-  from models.data import load
-  ds = load(store, device=device)
-  cm = CostModel.load(model, arch=ds.arch)
-  score = held_out_scores(ds, model, held_out, seed, threads) if held_out else cm.score(ds.X)
+def select(store:str, ds, score:np.ndarray, top:int, random:int=0, seed:int=0, best:int=0, skip_consolidated:bool=False) -> dict:
+  """ds, score: the store's ok rows and the model's score of each (Rank). best=0: per kernel, its `top` early-stopped configs the
+  model ranks highest, `random` early-stopped ones as a reference, and its best config as the control. best=K (consolidate): its K
+  fastest stored configs, the model's `top` among the rest, and `random` fully timed ones as a reference; all are written back,
+  scaled by the median new/old time of the model's and random configs (chosen without looking at their stored times, so unlike the
+  fastest ones they carry no winner's curse). skip_consolidated: leave out kernels whose K fastest rows all come from an earlier
+  consolidation (rows measured since then are what a new one is for)."""
   s = Store(store, readonly=True)
   try:
     early = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND early_stop=1 AND device=?", (ds.device,))}
@@ -86,8 +77,8 @@ def select(store:str, model:str, top:int, device:str|None=None, random:int=0, se
                             "early": bool(is_early(i))}
     groups = [(i, "model") for i in picked] + [(i, "random") for i in drawn] + [(i, "best" if best else "control") for i in fast]
     kernels.append({"key": str(k), "name": str(ds.name[ix[0]]), "ast": base64.b64encode(blobs[k]).decode(), "configs": [cfg(i, g) for i, g in groups]})
-  return {"store": str(store), "device": ds.device, "model": str(model), "held_out": held_out, "top": top, "random": random, "best": best,
-          "mode": "consolidate" if best else "early", "kernels": kernels}
+  return {"store": str(store), "device": ds.device, "top": top, "random": random, "best": best, "mode": "consolidate" if best else "early",
+          "kernels": kernels}
 
 def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|None=None, shard:tuple[int, int]=(0, 1), log=print) -> dict:
   """Compile (in a pool) and time every selected config without the early stop; resumes from `out`. shard (i, n): every n-th
@@ -183,7 +174,8 @@ def apply(store:str, res:dict) -> int:
   finally: s.close(compact=True)
   return n
 
-def main(argv=None) -> int:
+def main(argv=None, rank:Rank|None=None) -> int:
+  """rank: select's ranking (models.retime passes it); run and apply need none."""
   ap = argparse.ArgumentParser("retime", description=__doc__.split("\n")[0])
   sub = ap.add_subparsers(dest="cmd", required=True)
   p = sub.add_parser("select"); p.add_argument("store"); p.add_argument("--model", required=True); p.add_argument("--top", type=int, default=3)
@@ -201,7 +193,9 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   try:
     if a.cmd == "select":
-      sel = select(a.store, a.model, a.top, a.device, a.random, a.seed, a.held_out, a.threads, a.best, a.skip_consolidated)
+      if rank is None: raise ValueError("select ranks with a cost model: run python -m models.retime select")
+      ds, score = rank(a.store, a.model, a.device, a.held_out, a.seed, a.threads)
+      sel = {**select(a.store, ds, score, a.top, a.random, a.seed, a.best, a.skip_consolidated), "model": a.model, "held_out": a.held_out}
       Path(a.out).parent.mkdir(parents=True, exist_ok=True)
       Path(a.out).write_bytes(gzip.compress(json.dumps(sel).encode()) if a.out.endswith(".gz") else json.dumps(sel).encode())
       print(f"retime: {sum(len(k['configs']) for k in sel['kernels'])} configs of {len(sel['kernels'])} kernels -> {a.out}")

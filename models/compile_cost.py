@@ -5,7 +5,8 @@ Why: on the GPU host tune-model is compile-bound (its pool compiles the model's 
 kernel's tuning seconds), and compile times are heavy-tailed (ResNet-50 fp16 kernels: median 0.7 s, p90 5.3 s, max 78 s). They
 are also predictable from the Scheduler state: a big UPCAST x UNROLL product is a big unrolled kernel for NVRTC. The search's scorer
 (models.cost_model.Scorer) takes PENALTY_WEIGHT off a candidate's ranking score per doubling of its predicted compile seconds past
-PENALTY_CAP_S, so of two configs the model ranks about equal, the one that compiles in a second is measured first.
+PENALTY_CAP_S (models.compile_penalty), so of two configs the model ranks about equal, the one that compiles in a second is measured
+first.
 
   python -m models.compile_cost dataset/data/cuda.sqlite models/cost_model_sm_90.txt             # fit and attach to a model
   python -m models.compile_cost dataset/data/cuda.sqlite models/cost_model_sm_90.txt --tradeoff  # held-out: what the penalty costs"""
@@ -14,10 +15,12 @@ import argparse, datetime, json, sys
 from pathlib import Path
 import numpy as np
 from models.baselines import Regressor
+from models.compile_penalty import PENALTY_CAP_S, PENALTY_WEIGHT, penalty
+from models.cost_model import CostModel, CostModelError, file_sha256, ranker_params
+from models.data import load
+from models.evaluate import kernel_kfold
+from models.ranker import Ranker
 
-# a ranking score unit off per doubling past the cap: on the Hopper dataset's held-out predictions (--tradeoff) the model's top 8
-# per kernel then compile in 17% fewer seconds, their best time 0.4% slower (top-1: 0.8%)
-PENALTY_CAP_S, PENALTY_WEIGHT = 1.0, 1.0
 PARAMS = dict(n_estimators=300, learning_rate=0.1, num_leaves=63, feature_fraction=0.5)
 
 def compile_path(model_path:Path) -> Path: return model_path.with_suffix(".compile.txt")
@@ -28,13 +31,8 @@ def fit(X:np.ndarray, compile_s:np.ndarray, threads:int=0) -> Regressor:
   if m.sum() < 100: raise ValueError(f"{int(m.sum())} measurements with a recorded compile time: too few to learn from")
   return Regressor(threads=threads, **PARAMS).fit(X[m], compile_s[m])
 
-def penalty(log_compile_s:np.ndarray, cap_s:float=PENALTY_CAP_S, weight:float=PENALTY_WEIGHT) -> np.ndarray:
-  """What the scorer subtracts: `weight` per doubling of the predicted compile seconds past `cap_s`."""
-  return weight*np.maximum(0.0, (log_compile_s - np.log(cap_s))/np.log(2))
-
 def attach(model_path:Path, reg:Regressor, rows:int):
   """Save the regressor next to the cost model and record it (file, sha256, parameters, penalty) in the model's metadata."""
-  from models.cost_model import file_sha256
   f = compile_path(model_path)
   reg.save(f)
   mj = model_path.with_suffix(".json")
@@ -47,8 +45,6 @@ def attach(model_path:Path, reg:Regressor, rows:int):
 def tradeoff(ds, params:dict, folds:int=3, threads:int=0, top:int=8, log=print) -> dict:
   """Kernel-held-out: fit the ranker (`params`: the shipped model's, fewer trees) and the compile regressor on k-1 folds, predict the rest;
   report log-compile R^2 and, per (cap, weight), the model's top `top` per kernel: best time (TenSet top-k score) and compile seconds."""
-  from models.evaluate import kernel_kfold
-  from models.ranker import Ranker
   score, logc = np.full(len(ds), np.nan), np.full(len(ds), np.nan)
   for i, (tr, te) in enumerate(kernel_kfold(ds.kernel, folds, 0)):
     score[te] = Ranker(threads=threads, **params).fit(ds.X[tr], ds.time_s[tr], ds.kernel[tr]).predict(ds.X[te])
@@ -76,8 +72,6 @@ def main(argv=None) -> int:
   ap.add_argument("--tradeoff", action="store_true", help="only the held-out evaluation of the penalty; attaches nothing")
   ap.add_argument("--threads", type=int, default=0)
   a = ap.parse_args(argv)
-  from models.cost_model import CostModel, CostModelError, ranker_params
-  from models.data import load
   try: cm = CostModel.load(a.model)
   except CostModelError as e: print(f"compile_cost: {e}", file=sys.stderr); return 2
   ds = load(a.dataset, device=cm.meta["device"])

@@ -15,44 +15,24 @@ from typing import Callable
 from pathlib import Path
 import numpy as np
 from tinygrad.uop.ops import UOp
-from tinygrad.codegen.opt import Opt, KernelOptError
+from tinygrad.codegen.opt import Opt
 from tinygrad.codegen.opt.postrange import Scheduler
 from tinygrad.renderer import Renderer
 from dataset.errors import one_line
-from dataset.kernel import TINYGRAD_VERSION, scheduler
+from dataset.kernel import TINYGRAD_VERSION
 from models.features import FEATURES, SCHEMA_VERSION, featurize
+from models.schedulers import schedulers
 from models.ranker import Ranker
 from models.baselines import Regressor
-from models.compile_cost import penalty
+from models.compile_penalty import penalty
 from models.resources import ResourceModel, COLUMNS as RESOURCE_COLUMNS, augment
 from models.mlp_forward import NumpyMLP
 from models.blend import Blend
 
 FORMAT = "kerntune-cost-model"
 MODELS = Path(__file__).parent
-APPLY_ERRORS = (KernelOptError, AssertionError, IndexError, ValueError, ZeroDivisionError)  # what dataset.sampler.try_apply treats as invalid
 
 class CostModelError(RuntimeError): pass
-
-def schedulers(ast:UOp, ren:Renderer, opts_list:list[tuple[Opt, ...]]) -> list[Scheduler|None]:
-  """The Scheduler of every candidate (None where the opts do not apply). Candidates share prefixes (search extends parents by one
-  action), so each is built from its longest already-built prefix: copy() plus the missing apply_opt calls, as dataset.sampler.replay
-  does."""
-  cache: dict[tuple[Opt, ...], Scheduler|None] = {(): scheduler(ast, ren)}
-  out = []
-  for opts in opts_list:
-    opts = tuple(opts)
-    i = len(opts)
-    while opts[:i] not in cache: i -= 1
-    k = cache[opts[:i]]
-    for j in range(i, len(opts)):
-      if k is None: break
-      k2 = k.copy()
-      try: k2.apply_opt(opts[j])
-      except APPLY_ERRORS: k2 = None
-      cache[opts[:j+1]] = k = k2
-    out.append(k)
-  return out
 
 def default_model_path(device:str, arch:str|None=None) -> Path:
   """The shipped model for a tinygrad device: models/cost_model_<arch>.txt for CUDA (e.g. sm_90), models/cost_model_cpu.txt for the CPU."""

@@ -1,6 +1,6 @@
 """A measurement store as learning data: one feature row per ok measurement, its runtime, and the kernel (query group), family
-and network it belongs to. Featurizing a store takes a minute or two, so matrices are cached on disk under models/cache/, keyed
-by the store's content hash and the feature-schema version."""
+and network it belongs to. Featurizing a store takes a minute or two, so matrices are cached on disk in CACHE ($KERNTUNE_CACHE_DIR,
+else ~/.cache/kerntune; never the package, which may be read-only), keyed by the store's content hash and the feature-schema version."""
 from __future__ import annotations
 import hashlib, json, multiprocessing, os
 from dataclasses import dataclass
@@ -10,11 +10,13 @@ import pandas as pd
 from dataset.store import Store
 from dataset.kernel import Kernel, TINYGRAD_VERSION, opts_from_json
 from dataset.device import renderer_for
+from dataset.resources import labels_path, load_labels
 from models.features import FEATURES, SCHEMA_VERSION, featurize
-from models.resources import labels_path, load_labels
+from models.schedulers import schedulers
 
 NETWORKS = ("resnet50", "cvt_block", "gpt2_block")
-CACHE = Path(__file__).parent / "cache"
+CACHE_DIR = Path(os.environ.get("KERNTUNE_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"kerntune")
+CACHE = CACHE_DIR / "features"
 
 @dataclass
 class Dataset:
@@ -59,7 +61,6 @@ def content_hash(df:pd.DataFrame) -> str:
 _W: dict = {}
 def _init(backend:str, arch:str, props:dict): _W.update(ren=renderer(backend, arch), props=props)
 def _featurize_kernel(task:tuple[bytes, list[str]]) -> np.ndarray:
-  from models.cost_model import schedulers
   blob, opts = task
   ast, ren = Kernel.ast_from_blob(blob), _W["ren"]
   out = np.full((len(opts), len(FEATURES)), np.nan, dtype=np.float32)

@@ -5,27 +5,14 @@ kernel's best that spills (a 1.8-2.7 KB stack frame) runs 4-6x slower.
 
 Stacking is done honestly in evaluation: each split's resource model is fit on its training kernels' labels only."""
 from __future__ import annotations
-import gzip, json, os
+import json
 from pathlib import Path
 import numpy as np
+from dataset.resources import labels_path
 from models.baselines import Regressor
 
 COLUMNS = ("pred_log_regs", "pred_log_frame")
 PARAMS = dict(n_estimators=300, learning_rate=0.05, num_leaves=63, min_data_in_leaf=10, feature_fraction=0.5, bagging_fraction=1.0)
-
-def labels_path(store:str|os.PathLike) -> Path:
-  """Where a store's compile labels live: dataset/data/cuda.sqlite -> dataset/data/cuda.resources.jsonl.gz"""
-  return Path(store).with_suffix(".resources.jsonl.gz")
-
-def load_labels(path:str|os.PathLike, kernel:np.ndarray, opts:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-  """(regs, frame) per row of a dataset (kernel keys, opts JSON), NaN where the labels file has none."""
-  got = {}
-  with gzip.open(path, "rt") as f:
-    for line in f:
-      r = json.loads(line)
-      if "regs" in r: got[(r["key"], r["opts"])] = (r["regs"], r.get("frame", 0))
-  a = np.array([got.get((k, o), (np.nan, np.nan)) for k, o in zip(kernel.tolist(), opts.tolist())], dtype=np.float64).reshape(-1, 2)
-  return a[:, 0], a[:, 1]
 
 class ResourceModel:
   """fit(X, regs, frame) on labelled rows; predict(X) -> (n, 2): log registers, log(1 + frame bytes). save/load: one JSON file."""
@@ -73,7 +60,7 @@ def evaluate(store:str, folds:int=5, seed:int=0, threads:int=0) -> dict:
   """Kernel-held-out accuracy of the resource model on a store's compile labels: registers (mean absolute log2 error, and of the
   features' analytical estimate regs_est for reference) and spills (ROC AUC of the predicted frame for frame > 0)."""
   from sklearn.metrics import roc_auc_score
-  from models.data import load
+  from models.data import load   # here: the cost model imports this module, and a compile worker that loads it needs no pandas
   from models.evaluate import kernel_kfold
   from models.features import FEATURES
   ds = load(store)

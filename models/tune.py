@@ -1,17 +1,19 @@
 """Hyperparameter tuning of the ranker with optuna, on validation folds only: a study only ever sees the rows it is given (the
 training side of an outer split), which it splits again into kernel-grouped inner folds. Test kernels never reach it.
 
-Studies live in persistent storage (default sqlite:///models/optuna.db) under a name that pins the dataset hash, the feature
-schema and the outer split, so a rerun resumes a study instead of starting over, and asking for more trials extends it."""
+Studies live in persistent storage (default: optuna.db in the cache directory, models.data.CACHE_DIR) under a name that pins the
+dataset hash, the feature schema and the outer split, so a rerun resumes a study instead of starting over, and asking for more
+trials extends it."""
 from __future__ import annotations
 import logging
 from pathlib import Path
 import numpy as np
 import optuna
+from models.data import CACHE_DIR
 from models.evaluate import kernel_kfold, per_kernel, average
 from models.ranker import Ranker
 
-STORAGE = f"sqlite:///{Path(__file__).resolve().parent / 'optuna.db'}"
+STORAGE = f"sqlite:///{CACHE_DIR / 'optuna.db'}"
 
 def suggest(trial:optuna.Trial) -> dict:
   return {"n_estimators": trial.suggest_int("n_estimators", 150, 700, step=50),
@@ -37,6 +39,7 @@ def tune(X:np.ndarray, time_s:np.ndarray, kernel:np.ndarray, trials:int, name:st
   """Best Ranker parameters for these rows after `trials` finished trials in study `name` (resumed if it exists)."""
   if trials <= 0: return dict(Ranker.DEFAULTS)
   optuna.logging.set_verbosity(logging.WARNING)
+  if storage.startswith("sqlite:///"): Path(storage[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)   # sqlite makes no folders
   study = optuna.create_study(study_name=name, storage=storage, direction="maximize", load_if_exists=True,
                               sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=8))
   done = sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)

@@ -30,6 +30,7 @@ def test_corpus_extraction_counts_and_dedup():
   sm = [ks for _, ks in extract([v for v in small if v.workload == "softmax"], "CPU")]
   assert len(sm[0]) == 3 and len(sm[1]) == 2
 
+@pytest.mark.slow   # schedules every full-size workload
 def test_full_corpus_has_300_distinct_kernels():
   # the GPU corpus, extracted for CUDA without a GPU: scheduling runs nothing
   n = sum(len(ks) for _, ks in extract(select("all", "CUDA"), "CUDA"))
@@ -109,7 +110,8 @@ def test_model_proposals_are_unmeasured_children_best_scored_first():
 
 def test_generate_with_model_measures_its_picks(tmp_path):
   out = tmp_path / "m.sqlite"
-  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "12", "--model", str(ROOT / "models/cost_model_cpu.txt"))
+  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "8", "--model", str(ROOT / "models/cost_model_cpu.txt"),
+           entry="models.generate")   # generate-dataset's entry point: dataset.generate itself loads no cost model
   assert r.wait(timeout=300) == 0, r.stdout.read()
   rows = sqlite3.connect(out).execute("SELECT kernel, opts, source, status FROM measurements").fetchall()
   picks = [(k, opts_from_json(json.loads(o))) for k, o, src, st in rows if src == "model"]
@@ -119,7 +121,7 @@ def test_generate_with_model_measures_its_picks(tmp_path):
 
 def test_generate_mix_climbs_from_the_measured_configs_only(tmp_path):
   out = tmp_path / "c.sqlite"
-  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "14", "--mix", "expand=0.5,mutate=0.5")
+  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "10", "--mix", "expand=0.5,mutate=0.5")
   assert r.wait(timeout=300) == 0, r.stdout.read()
   sources = {src for (src,) in sqlite3.connect(out).execute("SELECT source FROM measurements")}
   assert sources <= {"fixed", "hand", "expand", "mutate"} and sources & {"expand", "mutate"}   # no random walks, no model
@@ -130,7 +132,7 @@ def test_generate_beam_mix_climbs_from_the_root(tmp_path):
   # --mix beam=1: every proposal is a child of the root or of a config the climb itself measured, never of the hand-coded config
   # (or anything else the store holds), and it goes deeper than one step
   out = tmp_path / "b.sqlite"
-  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "16", "--mix", "beam=1")
+  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "12", "--mix", "beam=1")
   assert r.wait(timeout=300) == 0, r.stdout.read()
   rows = [(opts_from_json(json.loads(o)), src) for o, src in sqlite3.connect(out).execute("SELECT opts, source FROM measurements")]
   beam = {o for o, src in rows if src == "beam"}
@@ -214,8 +216,8 @@ def test_shards_split_without_overlap_and_merge_once(tmp_path):
   assert only[0][1] == [one] and 0 < len(Store(only[0][0], readonly=True).kernel_keys()) < len(b.measured_keys())
   with pytest.raises(StoreError, match="no measured kernels of"): split_measured(tmp_path / "base.sqlite", 1, tmp_path / "sh5", "CPU", ["nope"])
 
-def _gen(out, *args, **kw):
-  return subprocess.Popen([sys.executable, "-m", "dataset.generate", "--device", "CPU", "--out", str(out), "--no-progress",
+def _gen(out, *args, entry="dataset.generate", **kw):
+  return subprocess.Popen([sys.executable, "-m", entry, "--device", "CPU", "--out", str(out), "--no-progress",
                            "--workers", "1", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
 
 def _rows(path):
@@ -223,6 +225,7 @@ def _rows(path):
   try: return db.execute("SELECT id, kernel, opts, status, time_s FROM measurements WHERE status != 'pending' ORDER BY id").fetchall()
   finally: db.close()
 
+@pytest.mark.slow   # three generate-dataset runs, one killed mid-run
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
   out, kernels, n = tmp_path / "d.sqlite", "softmax:rows=64:cols=128:fp32,gemm:m=32:k=32:n=32:fp32", 14
   p = _gen(out, "--kernels", kernels, "--samples-per-kernel", str(n), start_new_session=True)
@@ -307,9 +310,11 @@ def test_retime_select_run_apply(tmp_path):
   (its best config, timed again alongside, reported but not written); shards split the kernels."""
   import gzip, shutil
   from dataset import retime
+  from models.retime import main as select_main   # select ranks with the cost model: dataset.retime is handed its ranking
   store = tmp_path / "cpu.sqlite"
   shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
-  assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--top", "1", "--random", "1",
+  assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--out", str(tmp_path / "x.json")]) == 2
+  assert select_main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--top", "1", "--random", "1",
                       "--out", str(tmp_path / "s.json.gz")]) == 0
   sel = json.loads(gzip.decompress((tmp_path / "s.json.gz").read_bytes()))
   assert sel["kernels"] and all([c["group"] for c in k["configs"]] in (["model", "control"], ["model", "random", "control"]) for k in sel["kernels"])
@@ -337,14 +342,20 @@ def test_retime_select_run_apply(tmp_path):
   (tmp_path / "d.json").write_text(json.dumps(drifted))
   assert retime.main(["apply", str(store), str(tmp_path / "d.json")]) == 2
 
+@pytest.mark.slow   # select, time, apply, then select again on the rewritten store (featurized anew)
 def test_retime_consolidate(tmp_path):
   """--best K: a kernel's K fastest configs, the model's top picks and random fully timed ones are timed together and all written,
   scaled by the median new/old of the model's and random ones (the fastest are chosen by their stored times: the winner's curse)."""
   import gzip, shutil
   from dataset import retime
+  from models.retime import main as select_main
   store = tmp_path / "cpu.sqlite"
   shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
-  assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--best", "2", "--top", "1",
+  # --held-out refits the model's ranker on each fold: the shipped CPU model's parameters with 40 trees, not 400, do that in seconds
+  for f in ("cost_model_cpu.txt", "cost_model_cpu.compile.txt"): shutil.copy(ROOT / "models" / f, tmp_path / f)
+  meta = json.loads((ROOT / "models" / "cost_model_cpu.json").read_text())
+  (tmp_path / "cost_model_cpu.json").write_text(json.dumps({**meta, "params": {**meta["params"], "n_estimators": 40}}))
+  assert select_main(["select", str(store), "--model", str(tmp_path / "cost_model_cpu.txt"), "--best", "2", "--top", "1",
                       "--random", "2", "--held-out", "2", "--out", str(tmp_path / "s.json.gz")]) == 0
   sel = json.loads(gzip.decompress((tmp_path / "s.json.gz").read_bytes()))
   assert sel["mode"] == "consolidate"
@@ -371,7 +382,7 @@ def test_retime_consolidate(tmp_path):
   (tmp_path / "e.json").write_text(json.dumps(exact))
   assert retime.main(["apply", str(store), str(tmp_path / "e.json"), "--force"]) == 0
   # again with --skip-consolidated: only kernels with a row among their 2 fastest that no consolidation timed
-  assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--best", "2", "--top", "1",
+  assert select_main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--best", "2", "--top", "1",
                       "--skip-consolidated", "--out", str(tmp_path / "s2.json")]) == 0
   again = {k["key"] for k in json.loads((tmp_path / "s2.json").read_text())["kernels"]}
   fastest_done = lambda key: all((e or "").startswith("consolidated") for (e,) in db.execute(
@@ -398,8 +409,11 @@ def test_compare_catches_local_errors_and_nans():
   (["--kernels", "softmax", "--model", "/nope/m.txt"], "no cost model file"),
 ])
 def test_cli_errors_are_one_line(args, msg):
-  r = subprocess.run([sys.executable, "-m", "dataset.generate", "--device", "CPU", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
-  assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+  # models.generate is generate-dataset's entry point (it loads --model's cost model); dataset.generate refuses --model in one line
+  runs = [("models.generate", msg), ("dataset.generate", "run generate-dataset")] if "--model" in args else [("dataset.generate", msg)]
+  for entry, want in runs:
+    r = subprocess.run([sys.executable, "-m", entry, "--device", "CPU", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and want in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 def test_cli_missing_device():
   from dataset.device import available

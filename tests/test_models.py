@@ -1,6 +1,6 @@
 """The cost model on the committed CPU dataset: deterministic features, held-out ranking that beats random, clear errors for schema,
 version, arch and device mismatches and for corrupt files. Runs on tinygrad's CPU device, no GPU."""
-import json, shutil
+import json, os, shutil
 from pathlib import Path
 import numpy as np
 import pytest
@@ -24,11 +24,10 @@ CPU = renderer_for("CPU")
 SMALL = dict(n_estimators=60, num_leaves=15, learning_rate=0.1)   # a CI-sized ranker
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-  # featurized matrices go to a temporary cache, shared by the tests of this module (the CLI test reuses them)
-  old, models.data.CACHE = models.data.CACHE, tmp_path_factory.mktemp("cache")
-  yield models.data.CACHE
-  models.data.CACHE = old
+def cache():
+  # featurized matrices go to the session's temporary cache (conftest), shared by every test that loads a store (the CLI tests reuse them)
+  assert models.data.CACHE.is_relative_to(os.environ["KERNTUNE_CACHE_DIR"]) and not models.data.CACHE.is_relative_to(ROOT)
+  return models.data.CACHE
 
 @pytest.fixture(scope="module")
 def ds(cache): return load(CPU_DATA, workers=1)
@@ -178,6 +177,7 @@ def test_compile_model_learns_and_penalizes_slow_compiles(trained, ds, kernels, 
   compile_path(p).write_text("garbage")   # a compile model that is not the recorded one
   with pytest.raises(CostModelError, match="sha256"): CostModel.load(p)
 
+@pytest.mark.slow   # fits a ranker and an MLP, then six pools of fresh processes
 def test_speed_is_measured_end_to_end_with_the_models_that_ship(ds):
   # the evaluation's featurize+predict rate: held-out kernels' candidates from (AST, opts JSON) to a score; a blend adds its MLP
   from models.train import measure_speed, speed_kernels
@@ -237,6 +237,7 @@ def test_lightgbm_loads_without_sklearn_and_leaves_it_importable():
   assert out.returncode == 0, out.stderr[-2000:]
   assert out.stdout.strip() == "2"
 
+@pytest.mark.slow   # train-cost-model end to end with the MLP (test_cli_trains_and_refuses_device_mismatch covers the ranker's)
 def test_blend_trains_ships_and_scores_without_torch(cache, kernels, tmp_path):
   from models.blend import Blend
   from models.compile_cost import penalty

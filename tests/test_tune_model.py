@@ -28,6 +28,7 @@ def _module():
   with torch.no_grad(): m.bn.running_mean.normal_(); m.bn.running_var.uniform_(0.5, 2)   # a BatchNorm that is not the identity
   return m.eval(), (torch.randn(2, 3, 6, 6),)
 
+@pytest.mark.slow   # tune-model end to end, BEAM=2's comparison included: minutes on 2 cores
 def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
   def no_compiler(*a, **kw): raise RuntimeError("no C++ compiler here")
   monkeypatch.setattr(torch, "compile", no_compiler)   # torch.compile failing is recorded, never fatal
