@@ -2,14 +2,15 @@
 
   search --kernel conv2d --shape 8,64,56,56 --out-channels 64 --kernel-size 3 --padding 1 --dtype fp16 --out out/conv"""
 from __future__ import annotations
-import argparse, dataclasses, json, math, random, sys, time
+import argparse, json, math, sys, time
 from pathlib import Path
 from dataset.corpus import CORPUS, ShapeError, Variant, builder, parse_variant
 from dataset.device import DeviceError, default_device, device_info, open_device
-from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json, scheduler
+from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json
 from search.measure import Budget, Measurer
 from dataset.history import History, HistoryError
-from search.strategies import STRATEGIES, Context, Outcome, finish, interleave
+from search.strategies import STRATEGIES, Outcome
+from search.api import load_model, search_kernels, tune_kernel
 
 # --shape maps onto each workload's leading parameters
 SHAPE = {"conv2d": "n,c,h,w", "conv2d_bias_relu": "n,c,h,w", "conv2d_backward": "n,c,h,w", "maxpool": "n,c,h,w", "bmm": "b,m,k,n",
@@ -39,33 +40,6 @@ def variant_from_args(a, device:str) -> Variant:
 
   spec = ":".join([a.kernel] + [f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in params.items() if k != "dtype"] + [str(params.get("dtype", "fp32"))])
   return parse_variant(spec)
-
-def load_model(path:str|None, device:str, dev_name:str, arch:str, allow_mismatch:bool):
-  """The cost model for this device: its arch must match; another device of the same arch (an H100 with an H200 model) is
-  allowed with a note, and a model of another arch only with allow_mismatch."""
-  from models.cost_model import CostModel, default_model_path
-  p = Path(path) if path else default_model_path(device, arch)
-  model = CostModel.load(p, arch=None if allow_mismatch else arch)
-  if model.meta.get("device") != dev_name: print(f"search: note: {p.name} was trained on {model.meta.get('device')}, this is {dev_name}", file=sys.stderr)
-  return model, str(p)
-
-def search_kernels(kernels:list[Kernel], device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
-                   history=None, actions:list|None=None, **strategy_args) -> list[tuple[Outcome, Measurer]]:
-  """A workload's kernels searched together (strategies.interleave: one kernel's round is timed while the others' compile), each
-  under its own copy of `budget`. Every Outcome's search_s is the wall time of the whole search, which the kernels share."""
-  # tinygrad's BEAM compiles in its own pool (PARALLEL): it must not start ours, which a learned strategy run after it would then get free
-  ms = [Measurer(k, device, dataclasses.replace(budget), workers=0 if strategy == "tinygrad-beam" else workers, on_timed=progress) for k in kernels]
-  ctxs = [Context(scheduler(k.ast, m.ren), m, scorer, random.Random(seed)) for k, m in zip(kernels, ms)]
-  for k, c in zip(kernels, ctxs):
-    c.history = history.candidates(c.base, k.key) if history is not None else []   # dataset.history
-    if actions is not None: c.actions = actions
-  st = time.perf_counter()
-  interleave(STRATEGIES[strategy](**strategy_args), ctxs)
-  return [(finish(c, strategy, time.perf_counter() - st), c.measurer) for c in ctxs]
-
-def tune_kernel(kernel:Kernel, device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
-                **strategy_args) -> tuple[Outcome, Measurer]:
-  return search_kernels([kernel], device, strategy, budget, scorer, seed, workers, progress, **strategy_args)[0]
 
 def emit(out:Path, i:int, kernel:Kernel, o:Outcome, m:Measurer, device:str, dev_name:str, arch:str) -> dict:
   prg = m.program(o.opts)

@@ -27,7 +27,7 @@ class Tuner:
   def _scorer(self, device:str):
     if device not in self._scorers:
       from dataset.device import device_info
-      from search.cli import load_model
+      from search.api import load_model
       name, arch, props = device_info(device)
       self._scorers[device] = load_model(self.model, device, name, arch, False)[0].scorer(props)
     return self._scorers[device]
@@ -39,7 +39,7 @@ class Tuner:
     new = [a for a in asts if (k := a.key.hex()) not in table and k not in self._seen]
     if not new: return
     from dataset.kernel import Kernel, opts_to_json
-    from search.cli import search_kernels
+    from search.api import search_kernels
     from search.measure import Budget
     todo = []
     for a in new:
