@@ -7,19 +7,19 @@ single runs are real is what this measures: three steps, the middle one on the G
   python -m dataset.retime run out/retime.json.gz --out $OUT/retimed.json --time-budget 400    # on the device; resumes
   python -m dataset.retime apply dataset/data/cuda.sqlite retimed.json
 
-Consolidate (--best K): a kernel's configs were timed in several sessions, on several GPUs, and its fastest stored time is the
-minimum over ~100 noisy measurements; timed again in one session, the kernels' best configs ran a median 1.06x and a tenth of them
-> 1.38x their stored times (session 12's controls), and the kernels whose best moved most are those the cost model ranks worst
+Consolidate (--best K): a kernel's configs were timed in several runs, on several GPUs, and its fastest stored time is the
+minimum over ~100 noisy measurements; timed again in one run, the kernels' best configs ran a median 1.06x and a tenth of them
+> 1.38x their stored times (controls timed beside them), and the kernels whose best moved most are those the cost model ranks worst
 (held-out top-1 0.79 where it moved >= 1.4x, 0.88 where < 1.05x). So per kernel its K fastest configs, the model's top picks and a
-few random configs are timed together in one session and all written back, scaled to the kernel's other rows by the median ratio of
+few random configs are timed together in one run and all written back, scaled to the kernel's other rows by the median ratio of
 the ones chosen without looking at their stored times (kernel_scale).
 
 select: per kernel, the `top` early-stopped configs the model ranks highest, `random` more drawn at random from the rest (a
 reference group: how often an early stop the model does not favour was wrong too), and the kernel's best config as a control (timed
-again in the same session, so the new times of the others compare with it there). run: the dataset's protocol without the early stop
+again in the same run, so the new times of the others compare with it there). run: the dataset's protocol without the early stop
 (warm-up, then 3 runs, each after an L2 flush); each kernel's results are written as they come. apply: early-stopped rows get the
 full times divided by their kernel's control ratio (new / stored time of the control: the rest of the kernel's rows were timed in
-other sessions), early_stop 0, the ratio and the old warm-up kept in `error`; controls are reported, not written, and
+other runs), early_stop 0, the ratio and the old warm-up kept in `error`; controls are reported, not written, and
 when their median moved more than DRIFT from the stored times apply refuses (--force): the new times would not compare."""
 from __future__ import annotations
 import argparse, base64, gzip, json, os, sys, time
@@ -123,11 +123,11 @@ def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|
   return res
 
 def control_ratio(k:dict) -> float|None:
-  """How much faster (<1) or slower this session ran the kernel's control than its stored time."""
+  """How much faster (<1) or slower this run ran the kernel's control than its stored time."""
   return next((min(c["new"])/c["old_s"] for c in k["configs"] if c["control"] and c.get("new")), None)
 
 def kernel_scale(k:dict) -> float|None:
-  """What a kernel's new times are divided by to compare with its other rows (timed in other sessions): the median new/old ratio of
+  """What a kernel's new times are divided by to compare with its other rows (timed in other runs): the median new/old ratio of
   its configs chosen without regard to their stored times (the model's and the random ones, fully timed before) when it has >= 2 of
   them (consolidate), else its control's ratio (a retime of early-stopped rows, whose old times are single warm-up runs)."""
   ref = [min(c["new"])/c["old_s"] for c in k["configs"] if c.get("new") and not c["control"] and not c.get("early", True) and c.get("group") in ("model", "random")]
@@ -135,7 +135,7 @@ def kernel_scale(k:dict) -> float|None:
 
 def summary(res:dict) -> dict:
   """Per group (the model's picks, the random reference draws, the controls or the fastest stored configs): new min / old time, and
-  that ratio divided by the kernel's scale (kernel_scale: how this session's timing compares with the stored one); `scale` is the
+  that ratio divided by the kernel's scale (kernel_scale: how this run's timing compares with the stored one); `scale` is the
   scales themselves."""
   r: dict[str, list[float]] = {}
   for k in res["kernels"].values():
@@ -151,7 +151,7 @@ def summary(res:dict) -> dict:
 
 def apply(store:str, res:dict) -> int:
   """Write the full times of the retimed rows, each scaled by its kernel's scale (kernel_scale: the kernel's other rows were timed
-  in other sessions, what ranks against them is the time relative to theirs); returns the rows updated. A retime of early-stopped
+  in other runs, what ranks against them is the time relative to theirs); returns the rows updated. A retime of early-stopped
   rows writes those rows and leaves the controls as stored; a consolidation writes every config it timed, the fastest included.
   A kernel without a scale is left as it is."""
   if not Path(store).is_file(): raise StoreError(f"no dataset at {store}")
@@ -166,7 +166,7 @@ def apply(store:str, res:dict) -> int:
         for c in k["configs"]:
           if (c["control"] and not consolidate) or not c.get("new"): continue
           scaled = [t/sc for t in c["new"]]
-          why = (f"consolidated with {len(k['configs']) - 1} more of its kernel's configs in one session, scaled by {sc:.4g}; stored was {c['old_s']:.6g} s"
+          why = (f"consolidated with {len(k['configs']) - 1} more of its kernel's configs in one run, scaled by {sc:.4g}; stored was {c['old_s']:.6g} s"
                  if consolidate else f"retimed, scaled by the control's {sc:.4g}; warm-up was {c['old_s']:.6g} s")
           n += s.db.execute("UPDATE measurements SET time_s=?, runtimes=?, early_stop=0, error=?, ts=? WHERE kernel=? AND opts=? AND "
                             "device=? AND status='ok'" + ("" if consolidate else " AND early_stop=1"), (min(scaled), json.dumps(scaled),
@@ -210,8 +210,8 @@ def main(argv=None, rank:Rank|None=None) -> int:
       print(json.dumps(sm := summary(res)))
       ctl = sm.get("scale", {}).get("median", 1.0)
       if abs(ctl - 1) > DRIFT and not a.force:   # the new times would not compare with the rows left as they are
-        raise ValueError(f"the kernels ran {ctl:.2f}x their stored times: this session's timing is not the dataset's (--force to write anyway)")
-      print(f"retime: {apply(a.store, res)} rows of {a.store} now hold times of this session ({res.get('mode', 'early')})")
+        raise ValueError(f"the kernels ran {ctl:.2f}x their stored times: this run's timing is not the dataset's (--force to write anyway)")
+      print(f"retime: {apply(a.store, res)} rows of {a.store} now hold times of this run ({res.get('mode', 'early')})")
   except (StoreError, OSError, ValueError, KeyError) as e: print(f"retime: error: {one_line(e)}", file=sys.stderr); return 2
   except Exception as e:
     if type(e).__name__ in ("CostModelError", "DeviceError"): print(f"retime: error: {e}", file=sys.stderr); return 2

@@ -388,7 +388,7 @@ def relabel_note(store:str) -> str:
   n = stats(store)["retimed"]
   if not any(n.values()): return "Labels as the generation measured them (no row timed again by dataset.retime)."
   return (f"Labels as stored: {n['retimed']:,} early-stopped rows were timed again in full and {n['consolidated']:,} rows (each kernel's "
-          "fastest stored configs, with a held-out model's top picks and random ones) were timed again together in one session, scaled "
+          "fastest stored configs, with a held-out model's top picks and random ones) were timed again together in one run, scaled "
           "to the kernel's other rows (dataset.retime; each row's old time is kept in the store's error column).")
 
 def main(argv=None) -> int:
