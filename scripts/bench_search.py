@@ -52,6 +52,11 @@ def torch_us(spec:str, reps:int=50) -> float|None:
     q, k, vv = (r(v["b"], v["heads"], v["seq"], v["dim"]) for _ in range(3))
     fn = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, vv, is_causal=bool(v["causal"]))
   else: return None
+  return cuda_median_us(fn, reps)
+
+def cuda_median_us(fn, reps:int=50) -> float:
+  """Median of CUDA-event timings of fn() in microseconds, the L2 flushed before each, after 5 warm-ups; fp32 without TF32."""
+  import torch
   torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False   # fp32 stays fp32, as tinygrad's
   flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
   for _ in range(5): fn()

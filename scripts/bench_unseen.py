@@ -131,16 +131,8 @@ def torch_us(spec:str, reps:int=30) -> float|None:
   elif w == "gelu_bias": x, b = r(v["rows"], v["cols"]), r(v["cols"]); fn = lambda: F.gelu(x + b)
   elif w == "swiglu": x, y = r(v["rows"], v["cols"]), r(v["rows"], v["cols"]); fn = lambda: F.silu(x) * y
   else: return None
-  torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False   # fp32 stays fp32, as tinygrad's
-  flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-  for _ in range(5): fn()
-  ts = []
-  for _ in range(reps):
-    flush.zero_()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); fn(); e.record(); torch.cuda.synchronize()
-    ts.append(s.elapsed_time(e) * 1e3)
-  return sorted(ts)[len(ts)//2]
+  from bench_search import cuda_median_us
+  return cuda_median_us(fn, reps)
 
 def run(a) -> int:
   from dataset.device import default_device, device_info
