@@ -2,7 +2,7 @@
 process that owns the device. A worker never opens a device: it only renders and compiles (clang, NVRTC)."""
 from __future__ import annotations
 import copy, hashlib, importlib, os, random, signal, threading, time, traceback
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 from threadpoolctl import threadpool_limits
@@ -38,6 +38,34 @@ class Compiled:
   error: str|None = None
   lib_hash: str|None = None
   ast_key: str|None = None
+
+# A compile still running this long after its worker's alarm should have ended it is hung in native code, which the alarm cannot
+# interrupt (NVRTC: a ResNet-50 b32 fp16 kernel compiled for 250 s on the H200 host): its worker is stuck, and only killing it frees it
+HANG_GRACE_S = 10.0
+def hang_limit(timeout_s:float) -> float:
+  """Seconds after which a compile seen running (Overdue) is hung: a pool marks one call more than it has workers running, which
+  then waits for a worker's compile (at most timeout_s, the alarm) before its own."""
+  return 2*timeout_s + HANG_GRACE_S
+
+class Overdue:
+  """Which compiles have run longer than limit_s. A future does not say when it started: this counts from when the waiting side
+  first saw it running (see hang_limit)."""
+  def __init__(self, limit_s:float): self.limit_s, self.since = limit_s, {}
+  def __call__(self, futs) -> list[Future]:
+    now = time.perf_counter()
+    self.since = {f: t for f, t in self.since.items() if not f.done()}
+    for f in futs:
+      if f.running(): self.since.setdefault(f, now)
+    return [f for f in futs if not f.done() and now - self.since.get(f, now) > self.limit_s]
+
+def kill_pool(pool:ProcessPoolExecutor):
+  """Shut the pool down now: its workers are killed, a hung one too (shutdown alone waits for it, and so does this process's exit);
+  what was still in it fails with BrokenProcessPool."""
+  procs, t = list((getattr(pool, "_processes", None) or {}).values()), getattr(pool, "_executor_manager_thread", None)
+  pool.shutdown(wait=False, cancel_futures=True)
+  for p in procs: p.kill()
+  # its manager thread notices and closes the pool's pipes: at exit, concurrent.futures would race it writing to them
+  if t is not None: t.join(5)
 
 class CompileTimeout(Exception): pass
 def _alarm(*_):

@@ -13,11 +13,11 @@ from tqdm import tqdm
 from dataset.corpus import CORPUS, ShapeError, Variant, extract, select
 from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
 from dataset.plan import KernelPlan, MIX, MODEL_MIX
-from dataset.compile import ONE_TRY, Task, Compiled, make_pool
+from dataset.compile import ONE_TRY, Task, Compiled, Overdue, hang_limit, kill_pool, make_pool
 from dataset.paths import cannot_write
 from dataset.store import Store, StoreError
 from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for, L2Flush
-from dataset.timing import Bench
+from dataset.timing import Bench, RunTimeout
 
 EXIT_RESTART = 3   # the child asks to be restarted (device context unusable)
 # --model's loader: (model path, arch, device props) -> a scorer (Schedulers in, scores out, higher = predicted faster) that pickles
@@ -80,6 +80,7 @@ class Generator:
     todo = sum(max(0, plans[k].target - plans[k].done) for k in order)
     if not order: return self._summary(0.0)
     self.pool, self.kernels = make_pool(self.workers, renderer_for(self.device), kernels, self.compile_timeout), kernels
+    overdue = Overdue(hang_limit(self.compile_timeout))   # the loop goes on beating while a worker hangs: hung compiles count here
     self.flush, self.benches, self.backlog = L2Flush(self.device), {}, {}
     futures: dict = {}
     active: list[str] = []
@@ -119,6 +120,7 @@ class Generator:
           self._handle(plans[task.key], c)
           bar.update(plans[task.key].done - before)
           bar.set_postfix(ok=self.stats["ok"], failed=self.stats["failed"], ok_per_s=f"{self.stats['ok']/(time.perf_counter()-st):.1f}")
+        if hung := overdue(futures): self._hung(hung, futures, plans)
         if not self.progress and time.perf_counter() - last_log > 30:
           last_log = time.perf_counter()
           print(json.dumps({"t": round(last_log-st), **self.stats, "ok_per_s": round(self.stats["ok"]/(last_log-st), 2),
@@ -128,9 +130,7 @@ class Generator:
           if (b := self.benches.pop(key, None)) is not None: b.release()
     finally:
       bar.close()
-      procs = list((getattr(self.pool, "_processes", None) or {}).values())
-      self.pool.shutdown(wait=False, cancel_futures=True)
-      for proc in procs: proc.kill()
+      kill_pool(self.pool)
       if self.tinygrad_beam:
         from tinygrad.engine.worker import terminate_worker_pool
         terminate_worker_pool()   # BEAM's compile pool
@@ -176,8 +176,20 @@ class Generator:
       plans[t.key].inflight -= 1
       if t.kind in ONE_TRY and self.stats["pool_restarts"] < 5: plans[t.key].queue.insert(0, t)
     futures.clear()
-    self.pool.shutdown(wait=False, cancel_futures=True)
+    kill_pool(self.pool)   # a hung worker is freed by nothing else
     self.pool = make_pool(self.workers, renderer_for(self.device), self.kernels, self.compile_timeout)
+
+  def _hung(self, hung:list, futures:dict, plans:dict):
+    """Compiles hung past their alarm (native code): each is recorded as a timeout where its config is known (a given one; a
+    proposal's is made in the worker), and the pool, whose stuck workers nothing else frees, is restarted."""
+    for f in hung:
+      task = futures.pop(f)
+      plans[task.key].inflight -= 1
+      self.stats["hung_compiles"] = self.stats.get("hung_compiles", 0) + 1
+      if task.kind in ("fixed", "tinygrad-beam"):
+        self._handle(plans[task.key], Compiled(task, task.parent, "timeout", error=f"compile hung: no result in {hang_limit(self.compile_timeout):g} s"))
+      else: plans[task.key].on_empty(task)
+    self._restart_pool(futures, plans)
 
   def _bench(self, key:str) -> Bench:
     if key not in self.benches:
@@ -229,8 +241,8 @@ class Generator:
       elif b.ref and (t < p.best or p.rng.random() < self.check_frac):
         err = b.check(c.prg); checked = err is None
       self.phase["check"] += time.perf_counter() - t1
-    except Exception as e:
-      self.store.finish(rid, "runtime_error", compile_s=c.compile_s, error=f"{type(e).__name__}: {e}")
+    except Exception as e:   # a run that hangs is a timeout: on the CPU the Bench goes on with new buffers (timing.Bench)
+      self.store.finish(rid, "timeout" if isinstance(e, RunTimeout) else "runtime_error", compile_s=c.compile_s, error=f"{type(e).__name__}: {e}")
       p.done += 1; self.stats["failed"] += 1
       if self.device != "CPU": sys.exit(EXIT_RESTART)  # a device error can leave the context unusable: restart clean
       return

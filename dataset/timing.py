@@ -2,7 +2,7 @@
 a warm-up, min of >= 3 runs, early stop for configs far slower than the best known), and the correctness check against the
 unoptimized kernel on random inputs (for a low-precision kernel, against the same kernel computed in float32 too)."""
 from __future__ import annotations
-import math
+import math, threading
 from dataclasses import replace
 from typing import NamedTuple
 import numpy as np
@@ -27,6 +27,28 @@ LOW_SCALE = 0.125
 # tail no correct kernel reaches: on the CPU, hand-coded fp16 attention (seq 1024) reached 2.6x with unit-normal inputs, 0.6x at
 # LOW_SCALE.
 ROUNDING = 8.0
+
+# A run that takes longer than this is hung. Runs execute on a watchdog thread (bounded): a CPU kernel runs in this process, where an
+# endless loop in C cannot be interrupted (no signal reaches it, the thread cannot be killed), and CUDA's synchronize (tinygrad's
+# cuEventSynchronize) takes no timeout; both release the GIL, so the caller stops waiting and the run is left behind on its thread.
+# 60 s: an unoptimized reference of a large kernel runs for seconds on a CPU core.
+RUN_TIMEOUT_S = 60.0
+class RunTimeout(Exception): pass
+
+def bounded(fn, limit_s:float|None):
+  """fn() on a daemon thread, waited for at most limit_s seconds (None: in this thread); RunTimeout after that, fn left running."""
+  if limit_s is None: return fn()
+  out:list = []
+  done = threading.Event()
+  def go():
+    try: out.append((True, fn()))
+    except BaseException as e: out.append((False, e))
+    finally: done.set()
+  threading.Thread(target=go, daemon=True, name="kernel-run").start()
+  if not done.wait(limit_s): raise RunTimeout(f"a run did not finish in {limit_s:g} s")
+  ok, v = out[0]
+  if not ok: raise v
+  return v
 
 def _copyin(b:Buffer, x:np.ndarray): b.allocator._copyin(b._buf, memoryview(np.ascontiguousarray(x)).cast("B"))
 
@@ -88,53 +110,77 @@ def widen(ast:UOp) -> UOp|None:
     wits = []
     for k, w in enumerate((mx.get(st.src[1]), sq.get(st.src[1]))):
       wp = UOp(Ops.PARAM, F32, idx.src[0].src, replace(idx.src[0].arg, slot=n+2*j+k, dtype=F32))
-      val = UOp.const(F32, 0.0) if w is None else w
+      val = UOp.const(0.0, F32) if w is None else w
       wits.append(UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, F32, (wp, *idx.src[1:]), idx.arg), val)))
     g = UOp(Ops.GROUP, dtypes.void, (new[st], *wits))   # one loop nest stores the value and its witnesses
     srcs.append(new[e].replace(src=(g, *new[e].src[1:])) if e.op is Ops.END else g)
   return new[ast].replace(src=tuple(srcs))
 
 class Bench:
-  """Device buffers of one kernel at its real size, filled with random data (never zeros, which hide unwritten outputs)."""
-  def __init__(self, ast:UOp, device:str, flush, seed:int=0):
-    self.device, self.flush = device, flush
-    self.bufs, self.var_vals = args_from_ast(ast, device)
+  """Device buffers of one kernel at its real size, filled with random data (never zeros, which hide unwritten outputs). Every run
+  is bounded by limit_s (RunTimeout): on the CPU a hung run keeps the buffers it writes (never freed) and the Bench goes on with
+  new ones holding the same inputs; on a GPU a hung kernel blocks every later operation of its context, so the Bench is `wedged`
+  and refuses to run more (RunTimeout at once): only a new process recovers the device."""
+  limit_s: float|None = RUN_TIMEOUT_S   # seconds a run may take (None: unbounded, in the calling thread)
+  wedged: str|None = None               # why this device can run nothing more
+  def __init__(self, ast:UOp, device:str, flush, seed:int=0, limit_s:float|None=RUN_TIMEOUT_S):
+    self.ast, self.device, self.flush, self.seed, self.limit_s = ast, device, flush, seed, limit_s
     self.low = low_dtype(ast)
-    rng = np.random.default_rng(seed)
-    for b in self.bufs:
+    self.bufs, self.var_vals = self._alloc()
+    self.hung: list[list[Buffer]] = []   # buffers of runs that never finished: still in use by them
+    self.ref: dict[int, np.ndarray]|None = None
+    self.exact: dict[int, Exact]|None = None   # a low-precision kernel's outputs in float32 (widen), and what they allow
+
+  def _alloc(self) -> tuple[list[Buffer], dict]:
+    bufs, var_vals = args_from_ast(self.ast, self.device)
+    rng = np.random.default_rng(self.seed)   # the same inputs every time: a reference stays valid for new buffers
+    for b in bufs:
       b.ensure_allocated()
       npdt = _to_np_dtype(b.dtype)
       if dtypes.is_float(b.dtype): x = random_normal(b.size, npdt, rng, LOW_SCALE if self.low is not None else 1.0)
       elif b.dtype == dtypes.bool: x = rng.integers(0, 2, b.size).astype(np.bool_)
       else: x = rng.integers(0, 2, b.size).astype(npdt)  # integer operands are masks/indices in this corpus: keep them in range
       _copyin(b, x)
-    self.ref: dict[int, np.ndarray]|None = None
-    self.exact: dict[int, Exact]|None = None   # a low-precision kernel's outputs in float32 (widen), and what they allow
+    return bufs, var_vals
 
-  def _timer(self, prg:UOp):
-    return time_call(prg.call(*[UOp.from_buffer(b) for b in self.bufs]), self.var_vals)
+  def _timer(self, prg:UOp, bufs:list[Buffer]|None=None):
+    # the timeout reaches tinygrad's HCQ devices (their synchronize raises); elsewhere the watchdog (_run) bounds the wait
+    return time_call(prg.call(*[UOp.from_buffer(b) for b in (bufs or self.bufs)]), self.var_vals,
+                     timeout=None if self.limit_s is None else int(self.limit_s*1000))
+
+  def _run(self, timer, bufs:list[Buffer]|None=None) -> float:
+    """One run of `timer`, bounded: a hung run is left behind with `bufs` (this Bench's by default)."""
+    if self.wedged is not None: raise RunTimeout(self.wedged)
+    try: return bounded(lambda: next(timer), self.limit_s)
+    except RunTimeout as e:
+      self.hung.append(bufs or self.bufs)
+      if self.device != "CPU": self.wedged = f"{e}: the device is blocked behind it"
+      elif bufs is None: self.bufs, self.var_vals = self._alloc()
+      raise
 
   def time(self, prg:UOp, runs:int=3, early_stop:float=math.inf) -> tuple[list[float], bool]:
     """Run times in seconds: a warm-up, then `runs` timed runs, each after a cache flush. A config slower than `early_stop` in its
     warm-up and in the run after it has only that run timed (returns early_stopped=True). One slow warm-up is not enough: a
     first run can take milliseconds more than every later one (on the CPU, a CvT kernel's config stored at 6.0 ms from its warm-up
     alone ran 18 us timed again: results/logs/retime_cpu_s11.log), and the search would drop a good config on it."""
+    if self.wedged is not None: raise RunTimeout(self.wedged)
     timer = self._timer(prg)
     self.flush()
     out = []
-    if (warm := next(timer)) > early_stop:
+    if (warm := self._run(timer)) > early_stop:
       self.flush()
-      if (again := next(timer)) > early_stop: return [again], True
+      if (again := self._run(timer)) > early_stop: return [again], True
       out.append(again)   # the warm-up was the outlier: this run counts, the protocol goes on
     for _ in range(runs - len(out)):
       self.flush()
-      out.append(next(timer))
+      out.append(self._run(timer))
     return out, False
 
   def outputs(self, prg:UOp) -> dict[int, np.ndarray]:
     """Run once with every output poisoned first (NaN for floats), and read the outputs back."""
+    if self.wedged is not None: raise RunTimeout(self.wedged)
     for i in prg.arg.outs: _copyin(self.bufs[i], _poison(self.bufs[i]))
-    next(self._timer(prg))
+    self._run(self._timer(prg))
     return {i: self.bufs[i].numpy().copy() for i in prg.arg.outs}
 
   def set_reference(self, prg:UOp, exact:UOp|None=None):
@@ -149,17 +195,18 @@ class Bench:
   def outputs_f32(self, prg:UOp) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Each output of the float32 build `prg` (widen) on this Bench's inputs upcast exactly, with its two witnesses; the buffers
     live for this run only."""
+    if self.wedged is not None: raise RunTimeout(self.wedged)
     n, outs = len(self.bufs), sorted(i for i in prg.arg.outs if i < len(self.bufs))
     bufs = [Buffer(self.device, b.size, F32 if b.dtype in LOW else b.dtype) for b in self.bufs]
     bufs += [Buffer(self.device, self.bufs[i].size, F32) for i in outs for _ in range(2)]
     try:
       for i, w in enumerate(bufs):   # outputs poisoned as in outputs(): a kernel that reads one reads the same
         _copyin(w.ensure_allocated(), _poison(w) if i in prg.arg.outs else self.bufs[i].numpy().astype(_to_np_dtype(w.dtype)))
-      next(time_call(prg.call(*[UOp.from_buffer(w) for w in bufs]), self.var_vals))
+      self._run(self._timer(prg, bufs), bufs)
       return {i: (bufs[i].numpy().copy(), bufs[n+2*j].numpy().copy(), bufs[n+2*j+1].numpy().copy()) for j, i in enumerate(outs)}
     finally:
       for w in bufs:
-        if w.is_allocated(): w.deallocate()
+        if w.is_allocated() and not any(h is bufs for h in self.hung): w.deallocate()
 
   def check(self, prg:UOp) -> str|None:
     """None if `prg` computes what the reference (unoptimized) kernel computed, else what differs."""
@@ -172,6 +219,7 @@ class Bench:
     return None
 
   def release(self):
+    if self.wedged is not None: return   # freeing waits on the hung kernel too
     for b in self.bufs:
       if b.is_allocated(): b.deallocate()
 

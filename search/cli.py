@@ -50,7 +50,7 @@ def emit(out:Path, i:int, kernel:Kernel, o:Outcome, m:Measurer, device:str, dev_
   (out / f"kernel{i}.opts.json").write_text(json.dumps(replay, indent=1))
   return {**replay, "strategy": o.strategy, "time_us": o.time_s*1e6, "hand_coded_us": o.hand_time_s*1e6,
           "speedup_vs_hand": o.hand_time_s/o.time_s if o.time_s < math.inf else None, "verified": o.verified, "check": o.check,
-          "search_s": round(o.search_s, 3), "compiled": o.compiled, "timed": o.timed, "hand_opts": opts_to_json(o.hand_opts),
+          "search_s": round(o.search_s, 3), "compiled": o.compiled, "timed": o.timed, "final_timed": o.final_timed, "hand_opts": opts_to_json(o.hand_opts),
           "rejected": o.rejected_json(),
           "trajectory": [{"timed": n, "s": s, "best_us": b*1e6} for n, s, b in o.trajectory], "source": f"kernel{i}.{ext}" if prg is not None else None}
 
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
       TunedCache().put(k.key, device, opts_to_json(o.opts), time_us=o.time_s*1e6, hand_coded_us=o.hand_time_s*1e6, name=k.name, strategy=a.strategy)
     results.append(r)
     print(f"  {k.name}: {r['time_us']:.1f} us vs hand-coded {r['hand_coded_us']:.1f} us ({r['speedup_vs_hand'] or 0:.2f}x), "
-          f"{'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}, {o.compiled} compiled, {o.timed} timed", file=sys.stderr)
+          f"{'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}, {o.compiled} compiled, {o.timed} timed (+{o.final_timed} by the final check)", file=sys.stderr)
   print(f"search: {len(kernels)} kernel(s) searched together in {search_s:.1f} s", file=sys.stderr)
   summary = {"workload": variant.name, "device": dev_name, "arch": arch, "strategy": a.strategy, "model": model_path,
              "history": history.meta["path"] if history is not None else None,

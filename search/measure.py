@@ -1,18 +1,18 @@
 """Measurement for search: compile candidates (in parallel when there are workers), time them on the device with the dataset's
 protocol, and verify a winner against the unoptimized kernel. It counts what it compiles and times, and enforces the budget."""
 from __future__ import annotations
-import atexit, math, statistics, time
+import math, statistics, threading, time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 from tinygrad.codegen.opt import Opt
 from tinygrad.uop.ops import UOp
-from dataset.compile import Task, Compiled, configure, make_pool, run_kernel_task
+from dataset.compile import Task, Compiled, Overdue, configure, hang_limit, kill_pool, make_pool, run_kernel_task
 from dataset.device import L2Flush, renderer_for
 from dataset.kernel import Kernel, scheduler
 from dataset.sampler import hand_coded, reference_opts
-from dataset.timing import Bench, widen
+from dataset.timing import Bench, RunTimeout, widen
 
 class BudgetExhausted(Exception): pass
 
@@ -25,6 +25,9 @@ STRAGGLE, MIN_WAIT_S = 2.0, 2.0   # a straggler is not lost: the beam measures i
 # would otherwise wait on it for good, and the worker's alarm cannot interrupt NVRTC, which is native code (a ResNet-50 b32 fp16 kernel
 # waited 250 s on the H200 host)
 CAP_S = 10.0
+# a compile running this long is hung (dataset.compile.hang_limit): it is recorded as a timeout and its pool replaced; every wait
+# looks for one each POLL_S
+HUNG_S, POLL_S = hang_limit(COMPILE_TIMEOUT_S), 1.0
 _POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
 def shared_pool(device:str, workers:int) -> ProcessPoolExecutor:
   """One compile pool per (device, workers) for the whole process, as tinygrad's BEAM keeps one: starting 15 spawned workers
@@ -35,16 +38,18 @@ def shared_pool(device:str, workers:int) -> ProcessPoolExecutor:
     for _ in range(workers): p.submit(int)   # spawn every worker now: they start while the caller scores its first candidates
   return p
 
-@atexit.register
 def _close_pools():
-  for p in _POOLS.values(): p.shutdown(wait=False, cancel_futures=True)
+  for p in _POOLS.values(): kill_pool(p)   # a hung worker would otherwise hold up the exit: it waits for every pool's running calls
+# before concurrent.futures' own exit hook, which joins the pools (threading's exit hooks run last registered first)
+threading._register_atexit(_close_pools)
 
 @dataclass
 class Budget:
   measurements: int|None = None   # timed candidates
   seconds: float|None = None
-  def left(self, timed:int, elapsed:float) -> bool:
-    return (self.measurements is None or timed < self.measurements) and (self.seconds is None or elapsed < self.seconds)
+  def left(self, timed:int, elapsed:float, ahead:float=0.0) -> bool:
+    """Whether more fits, `ahead` the seconds it is expected to take: a budget is a limit, so nothing starts that would overshoot it."""
+    return (self.measurements is None or timed < self.measurements) and (self.seconds is None or elapsed + ahead <= self.seconds)
 
 @dataclass
 class Measurer:
@@ -71,6 +76,11 @@ class Measurer:
     self.marks: dict[str, float] = {}                     # seconds at which a search reached its phases (mark)
     self.best = math.inf
     self._ahead: dict[tuple[Opt, ...], Future] = {}   # compiles started by prefetch(), collected by measure()
+    self._overdue = Overdue(HUNG_S)
+    # what a time budget expects the next round to cost: the strategy's own work before it (the last gap between measure calls)
+    # and a candidate (wall seconds in measure per timed candidate)
+    self._gap_s = self._meas_s = 0.0
+    self._ended: float|None = None   # elapsed at the end of the last measure call
     # what every answer needs (strategies.finish): the correctness reference (the unoptimized kernel, its threads grouped into
     # blocks on a GPU: sampler.reference_opts) and tinygrad's hand-coded config; both compile in the background from the start
     base = scheduler(self.kernel.ast, self.ren)
@@ -82,9 +92,18 @@ class Measurer:
   def elapsed(self) -> float: return time.perf_counter() - self.start
   def mark(self, phase:str): self.marks.setdefault(phase, round(self.elapsed, 3))   # the first time only
   def has_budget(self) -> bool:
-    # failed compiles are not timed, so a search that keeps proposing configs that fail is stopped by compiles too
+    """Whether another round fits: of a time budget, what the last round spent before its first timing and a candidate's cost.
+    Failed compiles are not timed, so a search that keeps proposing configs that fail is stopped by compiles too."""
     n = self.budget.measurements
-    return self.budget.left(self.timed, self.elapsed) and (n is None or self.compiled < 3*n + 8)
+    return (self.bench.wedged is None and self.budget.left(self.timed, self.elapsed, self._gap_s + self._per_candidate())
+            and (n is None or self.compiled < 3*n + 8))
+
+  def _per_candidate(self) -> float: return self._meas_s/self.timed if self.timed else 0.0
+  def _fits(self) -> bool: return self.budget.left(self.timed, self.elapsed, self._per_candidate())
+  def _time_left(self) -> bool: return self.budget.seconds is None or self.elapsed + self._per_candidate() <= self.budget.seconds
+  def _end(self) -> float:
+    """perf_counter() at which a time budget is spent (inf without one): no compile is waited for past it."""
+    return math.inf if self.budget.seconds is None else self.start + self.budget.seconds - self._per_candidate()
 
   def prefetch(self, opts_list:list[tuple[Opt, ...]]):
     """Start compiling these candidates in the pool now; a later measure() or verify() collects them. tune-model starts every
@@ -93,8 +112,9 @@ class Measurer:
     for o in dict.fromkeys(opts_list):
       if o not in self.times and o not in self._ahead:
         args = (self.blob, Task(self.kernel.key, "fixed", o))
+        # broken by a crashed worker, or shut down by another kernel's Measurer that replaced it after a hang: a fresh one
         try: self._ahead[o] = self.pool.submit(run_kernel_task, args)
-        except BrokenProcessPool: self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
+        except (BrokenProcessPool, RuntimeError): self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
         self.compiled += 1
 
   def drop(self, o:tuple[Opt, ...]) -> bool:
@@ -111,16 +131,34 @@ class Measurer:
       if isinstance(e, BrokenProcessPool) and getattr(self.pool, "_broken", False): self._new_pool()
       return Compiled(Task(self.kernel.key, "fixed", o), o, "compile_error", error=f"compile worker failed: {type(e).__name__}")
 
-  def _new_pool(self):
-    """A compiler crashed a worker, which breaks the whole pool: the next compile gets a fresh one."""
-    _POOLS.pop((self.device, self.workers), None)
+  def _new_pool(self, kill:bool=False):
+    """A compiler crashed a worker, which breaks the whole pool, or hung one (kill: its workers are killed): the next compile gets
+    a fresh one (unless another kernel's Measurer has replaced it already)."""
+    if kill: kill_pool(self.pool)
+    if _POOLS.get(key := (self.device, self.workers)) is self.pool: del _POOLS[key]
     self.pool = shared_pool(self.device, self.workers)
+
+  def _respawn(self):
+    """A hung compile's worker is stuck for good: the pool is replaced, and this Measurer's compiles still in flight start again in
+    the new one (other kernels' fail as a crashed worker's do)."""
+    live = [o for o, f in self._ahead.items() if not f.done()]
+    for o in live: del self._ahead[o]
+    self.compiled -= len(live)
+    self._new_pool(kill=True)
+    self.prefetch(live)
+
+  def _hung(self, o:tuple[Opt, ...]) -> Compiled:
+    self._ahead.pop(o, None)
+    self.failed += 1
+    return Compiled(Task(self.kernel.key, "fixed", o), o, "timeout", compile_s=HUNG_S, error=f"compile did not finish in {HUNG_S:g} s")
 
   def _compiled(self, opts_list:list[tuple[Opt, ...]], cut:bool=False) -> Iterator[Compiled]:
     """The candidates compiled, in the order they finish (the caller times each one while the rest compile). cut: once half of
     them are in, the rest get until max(MIN_WAIT_S, STRAGGLE x the time that half took, 2 x its median compile); what is still
     compiling then is left in the pool, to be collected by a later call; until half are in, the wait is at most CAP_S. Only
-    compiles that have started can straggle: one still queued in the pool is waited for."""
+    compiles that have started can straggle: one still queued in the pool is waited for. Every wait is bounded: a compile that runs
+    HUNG_S is hung (a timeout: its pool is replaced), and none is waited for past a time budget's end (left as stragglers).
+    Without a pool a compile runs here, bounded by its alarm (COMPILE_TIMEOUT_S), which native code (NVRTC) does not heed."""
     if self.pool is None or (not cut and len(opts_list) == 1 and opts_list[0] not in self._ahead):
       for o in opts_list:   # with its blob: another kernel's Measurer may have configured this process since
         st = time.perf_counter()
@@ -131,24 +169,28 @@ class Measurer:
       return
     self.prefetch(opts_list)
     futs = {self._ahead[o]: o for o in opts_list}
-    start, pending, deadline, took = time.perf_counter(), set(futs), None, []
+    start, pending, deadline, took, end, n = time.perf_counter(), set(futs), None, [], self._end(), len(futs)
     while pending:
       st = time.perf_counter()
-      until = deadline if deadline is not None else start + CAP_S if cut else None
-      done, pending = wait(pending, None if until is None else max(0.0, until - st), FIRST_COMPLETED)
-      self.compile_s += time.perf_counter() - st
-      if not done:
-        if all(f.running() for f in pending): return   # stragglers: compiling past the deadline
-        # some still queue behind other kernels' compiles (tune-model fills the pool): not late yet, the clock starts again
-        start, deadline = time.perf_counter(), None
-        continue
+      until = min(deadline if deadline is not None else start + CAP_S if cut else math.inf, end)
+      done, pending = wait(pending, max(0.0, min(until - st, POLL_S)), FIRST_COMPLETED)
+      self.compile_s += (now := time.perf_counter()) - st
       for f in done:
         c = self._collect(futs[f])
         self.failed += c.prg is None or c.status != "ok"
         took.append(c.compile_s)
         yield c
-      if cut and deadline is None and 2*(len(futs) - len(pending)) >= len(futs):
+      if hung := self._overdue(pending):
+        for f in hung: yield self._hung(futs[f])
+        self._respawn()   # the rest of the batch compiles again in the new pool
+        futs = {self._ahead[o]: o for f, o in futs.items() if f in pending and f not in hung}
+        pending = set(futs)
+      elif cut and deadline is None and took and 2*(n - len(pending)) >= n:
         deadline = start + max(MIN_WAIT_S, STRAGGLE*(time.perf_counter() - start), 2*statistics.median(took))
+      elif not done and now >= until:
+        if now >= end or all(f.running() for f in pending): return   # stragglers: compiling past the deadline or the time budget
+        # some still queue behind other kernels' compiles (tune-model fills the pool): not late yet, the clock starts again
+        start, deadline = time.perf_counter(), None
 
   def ready(self, o:tuple[Opt, ...]) -> bool:
     """Whether measuring `o` waits for no compile in flight (a straggler's has finished, or none was started)."""
@@ -156,28 +198,42 @@ class Measurer:
 
   def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
     got = {c.task.parent: c for c in self._compiled(opts_list)}
-    return [got[o] for o in opts_list]
+    return [got.get(o) or Compiled(Task(self.kernel.key, "fixed", o), o, "timeout", error="not compiled within the time budget")
+            for o in opts_list]
 
   def measure(self, opts_list:list[tuple[Opt, ...]], cut:bool=False) -> list[float]:
     """Runtimes in seconds (inf for a config that fails), measuring only what is new and only while the budget lasts:
     raises BudgetExhausted once it is spent, after recording what it measured. Each candidate is timed as soon as it has
     compiled. cut: a straggling compile (see _compiled) is not waited for; its time is nan, and a later call measures it."""
-    new = [o for o in dict.fromkeys(opts_list) if o not in self.times]
-    if new and not self.has_budget(): raise BudgetExhausted()
-    n = len(new)
-    if self.budget.measurements is not None: new = new[:max(0, self.budget.measurements - self.timed)]
-    for c in self._compiled(new, cut): self._time(c)
-    if len(new) < n: raise BudgetExhausted()
+    if self._ended is not None: self._gap_s = self.elapsed - self._ended
+    st, timed = self.elapsed, self.timed
+    try:
+      new = [o for o in dict.fromkeys(opts_list) if o not in self.times]
+      if self.bench.wedged is not None:   # nothing runs on this device any more: not compiled, not timed
+        self.times.update((o, math.inf) for o in new); self.errors.update((o, self.bench.wedged) for o in new); new = []
+      if new and not (self._fits() and (self.budget.measurements is None or self.compiled < 3*self.budget.measurements + 8)):
+        raise BudgetExhausted()
+      n = len(new)
+      if self.budget.measurements is not None: new = new[:max(0, self.budget.measurements - self.timed)]
+      for c in self._compiled(new, cut):
+        self._time(c)
+        if not self._time_left(): break   # no time for another: the rest stay in the pool, untimed
+      if len(new) < n or (not self._time_left() and any(o not in self.times for o in new)): raise BudgetExhausted()
+    finally:
+      if self.timed > timed: self._meas_s += self.elapsed - st
+      self._ended = self.elapsed
     return [self.times.get(o, math.nan) for o in opts_list]
 
   def _time(self, c:Compiled):
     o = c.task.parent
     if c.prg is None or c.status != "ok": self.times[o], self.errors[o] = math.inf, c.error or c.status; return
-    if c.lib_hash in self.libs: self.times[o] = self.times[self.libs[c.lib_hash]]; return
+    if c.lib_hash in self.libs: self.times[o], self.progs[o] = self.times[self.libs[c.lib_hash]], c.prg; return   # verify() checks it too
+    if self.bench.wedged is not None: self.times[o], self.errors[o] = math.inf, self.bench.wedged; return   # a hang earlier in the batch
     self.libs[c.lib_hash] = o
     st = time.perf_counter()
     try: ts, _ = self.bench.time(c.prg, early_stop=self.early_factor*self.best)
-    except Exception: ts = [math.inf]
+    except RunTimeout as e: ts, self.errors[o] = [math.inf], f"timeout: {e}"   # a hung config: recorded, never the answer
+    except Exception as e: ts, self.errors[o] = [math.inf], f"run failed: {type(e).__name__}: {e}"
     self.time_s += time.perf_counter() - st
     self.timed += 1
     self.times[o], self.progs[o] = min(ts), c.prg
@@ -187,14 +243,18 @@ class Measurer:
 
   def verify(self, opts:tuple[Opt, ...]) -> str|None:
     """None if `opts` computes what the unoptimized kernel computes on random inputs; else what differs."""
-    if self.bench.ref is None:
-      ref = self._compile([self.ref_opts])[0]
-      if ref.prg is None and self.ref_opts: ref = self._compile([()])[0]   # the plain unoptimized kernel, then
-      if ref.prg is None: return f"the unoptimized kernel, the reference, does not compile: {ref.error}"
-      self.bench.set_reference(ref.prg, self._exact_reference())
-    if opts not in self.progs: self.measure([opts]) if self.has_budget() else self._verify_compile(opts)
-    if (prg := self.progs.get(opts)) is None: return "does not compile"
-    return self.bench.check(prg)
+    if self.bench.wedged is not None: return f"not checked: {self.bench.wedged}"
+    try:
+      if self.bench.ref is None:
+        ref = self._compile([self.ref_opts])[0]
+        # the plain unoptimized kernel, then; a hung compile is tried once more here (its pool was replaced)
+        if ref.prg is None and (self.ref_opts or ref.status == "timeout"): ref = self._compile([()])[0]
+        if ref.prg is None: return f"the unoptimized kernel, the reference, does not compile: {ref.error}"
+        self.bench.set_reference(ref.prg, self._exact_reference())
+      if opts not in self.progs: self.measure([opts]) if self.has_budget() else self._verify_compile(opts)
+      if (prg := self.progs.get(opts)) is None: return "does not compile"
+      return self.bench.check(prg)
+    except RunTimeout as e: return f"timeout: {e}"
 
   def _start_exact(self) -> tuple[bytes, str, Future|None]|None:
     """A low-precision kernel is checked against its float32 build too (timing.widen), with the reference's opts: it compiles
@@ -203,7 +263,7 @@ class Measurer:
     key = wide.key.hex()
     blob = replace(self.kernel, key=key, ast=wide).blob()
     try: fut = None if self.pool is None else self.pool.submit(run_kernel_task, (blob, Task(key, "fixed", self.ref_opts)))
-    except BrokenProcessPool: fut = None
+    except (BrokenProcessPool, RuntimeError): fut = None
     return blob, key, fut
 
   def _exact_reference(self) -> UOp|None:
@@ -211,11 +271,18 @@ class Measurer:
     against the unoptimized kernel alone)."""
     if self._exact is None: return None
     blob, key, fut = self._exact
-    try: c = fut.result() if fut is not None else None
+    try: c = self._await(fut) if fut is not None else None
     except Exception: c = None
     for o in ([] if c is not None and c.prg is not None else dict.fromkeys([self.ref_opts, ()])):   # here, then unoptimized
       if (c := run_kernel_task((blob, Task(key, "fixed", o)))).prg is not None: break
     return None if c is None else c.prg
+
+  def _await(self, f:Future) -> Compiled|None:
+    """f's result, or None if its compile hangs (its pool is replaced)."""
+    while not f.done():
+      wait([f], POLL_S)
+      if self._overdue([f]): self._respawn(); return None
+    return f.result()
 
   def _verify_compile(self, opts:tuple[Opt, ...]):
     c = self._compile([opts])[0]

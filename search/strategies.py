@@ -300,6 +300,7 @@ class Beam:
     process (the first batch, descended in a worker) are scored now: a few replays."""
     st, m = ctx.state, ctx.measurer
     meas = [(o, t) for o, t in m.times.items() if t < math.inf]
+    if len(meas) < 3: return math.nan   # nothing to fit, so nothing to score (a kernel without loops has one config)
     if missing := [(o, k) for o, _ in meas if o not in st["info"] and (k := replay(ctx.base, o)) is not None]:
       st["info"].update((o, (float(x), shape_terms(k))) for (o, k), x in zip(missing, np.asarray(ctx.score([k for _, k in missing]))))
     rows = [(st["info"][o], t) for o, t in meas if o in st["info"]]
@@ -522,10 +523,11 @@ class Outcome:
   verified: bool
   check: str|None
   compiled: int
-  timed: int
+  timed: int                   # in the search: within its budget
   search_s: float
   trajectory: list
   rejected: list = field(default_factory=list)   # (opts, time_s, why) of faster configs that failed the correctness check
+  final_timed: int = 0         # by the final verification (the hand-coded config, the model's picks): outside the budget
   def rejected_json(self) -> list[dict]: return [{"opts": opts_to_json(o), "us": t*1e6, "error": why} for o, t, why in self.rejected]
 
 def finish(ctx:Context, strategy:str, search_s:float) -> Outcome:
@@ -533,15 +535,16 @@ def finish(ctx:Context, strategy:str, search_s:float) -> Outcome:
   counted), then the fastest measured config that passes the correctness check wins. A config that fails is never the answer."""
   m = ctx.measurer
   m.mark("verify")
-  hand = hand_coded(ctx.base)
+  searched, hand = m.timed, hand_coded(ctx.base)
   m.budget.measurements = m.budget.seconds = None   # final verification is not search
   m.measure(list(dict.fromkeys([hand, *ctx.final_picks])), cut=True)   # a pick that straggles is not the answer
   if hand not in m.times: m.measure([hand])
   err, rejected = None, []
   for opts in sorted((o for o, t in m.times.items() if t < math.inf), key=lambda o: m.times[o]):
     if (err := m.verify(opts)) is None:
-      return Outcome(strategy, opts, m.times[opts], hand, m.times[hand], True, None, m.compiled, m.timed, search_s, m.trajectory, rejected)
+      return Outcome(strategy, opts, m.times[opts], hand, m.times[hand], True, None, m.compiled, searched, search_s, m.trajectory, rejected,
+                     m.timed - searched)
     rejected.append((opts, m.times[opts], err))
     m.times[opts] = math.inf   # wrong: never the answer
   return Outcome(strategy, (), math.inf, hand, m.times.get(hand, math.inf), False, f"no measured config passed the check (last: {err})",
-                 m.compiled, m.timed, search_s, m.trajectory, rejected)
+                 m.compiled, searched, search_s, m.trajectory, rejected, m.timed - searched)
