@@ -75,20 +75,21 @@ def shuffled_children(base:Scheduler, parent:tuple[Opt, ...], rng:random.Random,
   rng.shuffle(kids)
   return kids
 
-def random_child(k:Scheduler, rng:random.Random, tc_prob:float=0.0) -> tuple[Opt, Scheduler]|None:
+def random_child(k:Scheduler, rng:random.Random, tc_prob:float=0.0, actions:list[Opt]=ACTIONS) -> tuple[Opt, Scheduler]|None:
   """One valid action from `k`, uniform over the valid ones (drawn without replacement: often only a few percent of the action
   space applies), or None when none does. With tc_prob, a first action is a tensor-core one when any applies."""
   if tc_prob > 0 and not k.applied_opts and rng.random() < tc_prob:
-    for a in rng.sample(TC_ACTIONS, len(TC_ACTIONS)):
+    tcs = TC_ACTIONS if actions is ACTIONS else [a for a in actions if a.op is OptOps.TC]
+    for a in rng.sample(tcs, len(tcs)):
       if (k2 := try_apply(k, a)) is not None: return a, k2
-  for a in rng.sample(ACTIONS, len(ACTIONS)):
+  for a in rng.sample(actions, len(actions)):
     if (k2 := try_apply(k, a)) is not None: return a, k2
   return None
 
-def random_walk(base:Scheduler, rng:random.Random, depth:int, tc_prob:float=0.25) -> tuple[Opt, ...]:
+def random_walk(base:Scheduler, rng:random.Random, depth:int, tc_prob:float=0.25, actions:list[Opt]=ACTIONS) -> tuple[Opt, ...]:
   k = base
   for _ in range(depth):
-    if (step := random_child(k, rng, tc_prob=tc_prob)) is None: break
+    if (step := random_child(k, rng, tc_prob=tc_prob, actions=actions)) is None: break
     k = step[1]
   return tuple(k.applied_opts[len(base.applied_opts):])
 
