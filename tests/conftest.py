@@ -1,4 +1,4 @@
-"""Caches a test run writes (featurized matrices, optuna studies, tuned kernels) go to one temporary directory for the whole session:
+"""Caches a test run writes (featurized matrices, optuna studies, tuned kernels) go to one temporary directory for the whole test run:
 never the package or the user's ~/.cache. Set here, at import, so modules that read them at import and every subprocess see it."""
 import os, shutil, tempfile, atexit
 

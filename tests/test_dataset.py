@@ -337,7 +337,7 @@ def test_retime_select_run_apply(tmp_path):
       if c["control"]: assert t == c["old_s"]   # controls stay as stored
       else: assert t == pytest.approx(min(c["new"])/ctl) and es == 0 and err.startswith("retimed, scaled")
   assert retime.main(["apply", str(tmp_path / "missing.sqlite"), str(tmp_path / "r.json")]) == 2
-  # controls 3x faster than stored: another session's timing (set from this run's times, which a loaded machine stretches)
+  # controls 3x faster than stored: another run's timing (set from this run's times, which a loaded machine stretches)
   drifted = {**res, "kernels": {k: {**v, "configs": [{**c, "old_s": min(c["new"])*3.0 if c["control"] else c["old_s"]} for c in v["configs"]]}
                                 for k, v in res["kernels"].items()}}
   (tmp_path / "d.json").write_text(json.dumps(drifted))

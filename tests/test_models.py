@@ -25,7 +25,7 @@ SMALL = dict(n_estimators=60, num_leaves=15, learning_rate=0.1)   # a CI-sized r
 
 @pytest.fixture(scope="module")
 def cache():
-  # featurized matrices go to the session's temporary cache (conftest), shared by every test that loads a store (the CLI tests reuse them)
+  # featurized matrices go to the test run's temporary cache (conftest), shared by every test that loads a store (the CLI tests reuse them)
   assert models.data.CACHE.is_relative_to(os.environ["KERNTUNE_CACHE_DIR"]) and not models.data.CACHE.is_relative_to(ROOT)
   return models.data.CACHE
 
