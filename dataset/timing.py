@@ -190,7 +190,8 @@ class Bench:
     if exact is None or self.low is None: self.exact = None
     else:   # float outputs only: an integer one is compared with the unoptimized kernel's, in the kernel's own precision
       outs = self.outputs_f32(exact)
-      self.exact = {i: exact_bounds(self.ref[i], *outs[i], self.low) for i in outs if i in self.ref and self.ref[i].dtype.kind == "f"}
+      self.exact = {i: exact_bounds(self.ref[i], *outs[i], self.low, sample_idx(self.ref[i].size, self.seed))
+                    for i in outs if i in self.ref and self.ref[i].dtype.kind == "f"}
 
   def outputs_f32(self, prg:UOp) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Each output of the float32 build `prg` (widen) on this Bench's inputs upcast exactly, with its two witnesses; the buffers
@@ -248,48 +249,63 @@ def compare(got:np.ndarray, ref:np.ndarray) -> str|None:
     return f"{nbad}/{g.size} elements off, max abs err {g.max():.3g} (tol {tol}){_nonfinite(ref)}"
   return None
 
+# An output larger than this is compared with its float32 build at a fixed random sample of this many elements: the bounds of every
+# element cost seconds of host numpy per 100M elements (about 30 s on a 512M-element fp16 attention score kernel, most of its search).
+# Every element is still checked for being written and finite (outputs() poisons them first), which is where wrong indexing shows.
+SAMPLE = 1 << 22
+
 class Exact(NamedTuple):
   """What a low-precision output is checked against, computed once from the references (exact_bounds)."""
-  value: np.ndarray     # the float32 build's output
-  allowed: np.ndarray   # the error allowed at each element: inf where nothing is checked
-  inf_ok: np.ndarray    # where a NaN/inf is legitimate
+  value: np.ndarray     # the float32 build's output (at idx)
+  allowed: np.ndarray   # the error allowed at each element (at idx): inf where nothing is checked
+  inf_ok: np.ndarray    # where a NaN/inf is legitimate (every element)
   note: str             # where the references themselves are non-finite, said with a failure
+  idx: np.ndarray|None = None   # the sampled elements of a large output (SAMPLE), None: all
 
-def exact_bounds(ref:np.ndarray, value:np.ndarray, mx:np.ndarray, sq:np.ndarray, low:DType) -> Exact:
+def sample_idx(n:int, seed:int=0) -> np.ndarray|None:
+  return None if n <= SAMPLE else np.unique(np.random.default_rng(seed).integers(0, n, SAMPLE))
+
+def exact_bounds(ref:np.ndarray, value:np.ndarray, mx:np.ndarray, sq:np.ndarray, low:DType, idx:np.ndarray|None=None) -> Exact:
   """The check of a low-precision output from the unoptimized kernel's (`ref`) and the float32 build's on the same inputs (`value`
-  and its witnesses `mx`, `sq`: widen). Allowed: `low`'s tolerance plus what rounding the low-precision values on the way can do, and
-  no less than twice the unoptimized kernel's own error: max(tol*(|value| + rms(value)) + ROUNDING*u*sqrt(sq), 2*|ref-value|).
+  and its witnesses `mx`, `sq`: widen), at the elements `idx` (None: all). Allowed: `low`'s tolerance plus what rounding the
+  low-precision values on the way can do, and no less than twice the unoptimized kernel's own error:
+  max(tol*(|value| + rms(value)) + ROUNDING*u*sqrt(sq), 2*|ref-value|).
   Not checked: elements where the float32 result or the unoptimized kernel is NaN/inf. A NaN/inf is legitimate only where a
   low-precision value on the way (the output itself included) is beyond or within a factor 2 of the dtype's largest finite value:
   whether a sum just below it rounds to inf depends on its order, and a 1/x of an input near 0 overflows in any order."""
+  inf_ok = ~(np.isfinite(value) & np.isfinite(ref)) | (mx >= FINITE_MAX[low]/2)   # every element: compare_exact's NaN check is whole
+  note = _nonfinite(value, "the float32 result") + _nonfinite(ref, "the unoptimized kernel")
+  if idx is not None: ref, value, sq = ref[idx], value[idx], sq[idx]
   e, r = value.astype(np.float32, copy=False), ref.astype(np.float32)
   checked = np.isfinite(e) & np.isfinite(r)
   tol, u = TOLERANCE.get(low, 2e-2), 2.0**-(dtypes.finfo(low)[1]+1)
   ec = e if checked.all() else e[checked]
   scale = float(np.sqrt(np.mean(np.square(ec, dtype=np.float64)))) if ec.size else 0.0
-  # float32 work arrays, reused in place: outputs of network-size kernels are hundreds of millions of elements
+  # float32 work arrays, reused in place: outputs of network-size kernels are millions of elements
   with np.errstate(invalid="ignore"):   # inf - inf where a -inf mask is in both: not checked
     np.subtract(r, e, out=r); np.abs(r, out=r); r *= 2   # r is now twice the unoptimized kernel's own error
   allowed = np.abs(e); allowed += scale; allowed *= tol
   rnd = np.sqrt(sq); rnd *= ROUNDING*u; allowed += rnd; del rnd
   np.maximum(allowed, r, out=allowed); del r
   allowed[~checked] = np.inf
-  inf_ok = ~checked | (mx >= FINITE_MAX[low]/2)
-  return Exact(e, allowed, inf_ok, _nonfinite(value, "the float32 result") + _nonfinite(ref, "the unoptimized kernel"))
+  return Exact(e, allowed, inf_ok, note, idx)
 
 def compare_exact(got:np.ndarray, ex:Exact) -> str|None:
-  """A low-precision kernel's output against its float32 build's, within what exact_bounds allows."""
-  if got.shape != ex.value.shape: return f"shape {got.shape} != {ex.value.shape}"
-  g = got.astype(np.float32)
-  if not (fin := np.isfinite(g)).all():
+  """A low-precision kernel's output against its float32 build's, within what exact_bounds allows: every element for NaN/inf, the
+  sampled ones (ex.idx) for their values."""
+  if got.shape != ex.inf_ok.shape: return f"shape {got.shape} != {ex.inf_ok.shape}"
+  if not (fin := np.isfinite(got)).all():
     if (nbad := int(np.count_nonzero(~fin & ~ex.inf_ok))):
-      big = float(np.abs(ex.value[~fin & ~ex.inf_ok]).max())
+      bad = ~fin & ~ex.inf_ok
+      near = np.abs(ex.value[bad[ex.idx] if ex.idx is not None else bad])
       return (f"{nbad} non-finite elements where the float32 result is finite and no low-precision value on the way nears the "
-              f"range (|result| up to {big:.4g}){ex.note}")
-    g[~fin] = ex.value[~fin]   # legitimate: nothing more to check there
+              f"range{f' (|result| up to {float(near.max()):.4g})' if near.size else ''}{ex.note}")
+  g = (got if ex.idx is None else got[ex.idx]).astype(np.float32)
+  if not (gfin := np.isfinite(g)).all(): g[~gfin] = ex.value[~gfin]   # legitimate (checked above): nothing more to check there
   with np.errstate(invalid="ignore"): np.subtract(g, ex.value, out=g)   # inf - inf where the result is -inf: not checked
   np.abs(g, out=g)                                                       # g is now |got - exact|
   if (nbad := int(np.count_nonzero(g > ex.allowed))):
     i = int(np.argmax(g - ex.allowed))
-    return f"{nbad}/{g.size} elements off the float32 result, worst err {g[i]:.3g} where {ex.allowed[i]:.3g} is allowed{ex.note}"
+    what = f"{nbad}/{g.size} elements" if ex.idx is None else f"{nbad} of {g.size} sampled elements (of {got.size})"
+    return f"{what} off the float32 result, worst err {g[i]:.3g} where {ex.allowed[i]:.3g} is allowed{ex.note}"
   return None

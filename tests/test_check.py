@@ -110,3 +110,18 @@ def test_another_function_is_rejected(dtype):
   m.times[fake], m.progs[fake] = 1e-12, other.program(other.hand)
   assert m.verify(m.hand) is None and (err := m.verify(fake)) is not None and ("off" in err or "non-finite" in err)
   m.close(); other.close()
+
+def test_large_output_sampled(monkeypatch):
+  """Beyond SAMPLE elements the values are compared at a fixed sample, but a NaN anywhere (an element never written) still fails,
+  and a wrong region as small as one row of the output is caught."""
+  import dataset.timing as timing
+  monkeypatch.setattr(timing, "SAMPLE", 1000)
+  e = np.random.default_rng(1).standard_normal(64*1024).astype(np.float32)
+  ref = e.astype(np.float16)
+  ex = exact_bounds(ref, e, np.abs(e), e*e, dtypes.half, timing.sample_idx(e.size))
+  assert ex.idx is not None and ex.value.size < 1000 < ex.inf_ok.size
+  assert compare_exact(ref.copy(), ex) is None
+  unsampled = int(np.setdiff1d(np.arange(e.size), ex.idx)[0])
+  assert "1 non-finite elements" in compare_exact(_set(ref, unsampled, np.nan), ex)
+  row = ref.copy(); row[-1024:] *= np.float16(1.5)   # the last of 64 rows wrong
+  assert "sampled elements" in compare_exact(row, ex)
