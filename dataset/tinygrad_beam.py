@@ -1,5 +1,5 @@
 """tinygrad's own BEAM search on one kernel, unchanged (its candidates, timing protocol and exit rule), with hooks that count what it
-compiles and times. Search compares against it (search.strategies.TinygradBeam); the dataset measures its pick and every prefix of
+compiles and times. Search compares against it (search.baselines.TinygradBeam); the dataset measures its pick and every prefix of
 it (generate-dataset --tinygrad-beam): on ResNet-50 b32 the store's climbs never reached BEAM's region, whose configs replay on the
 corpus kernels of the same loop nests but had never been measured."""
 from __future__ import annotations

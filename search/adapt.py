@@ -6,7 +6,7 @@ bmm) it can be wrong in a way that is consistent across the kernel's configs: to
 learns that per kernel, as Ansor refits its model after every round, from the configs measured so far: a ridge fit of
 -log(runtime) on the model's score and a few shape terms of each config (log2 of its upcast, unroll, local, group and global sizes,
 tensor cores), used to re-rank the next round's children. Kendall's tau between the model's scores and the measured times says how
-well it ranks this kernel (reported); whether its favourite measures fastest decides when the beam stops (strategies.Beam)."""
+well it ranks this kernel (reported); whether its favourite measures fastest decides when the beam stops (search.beam.Beam)."""
 from __future__ import annotations
 import math
 import numpy as np

@@ -5,7 +5,8 @@ import dataclasses, random, sys, time
 from pathlib import Path
 from dataset.kernel import Kernel, scheduler
 from search.measure import Budget, Measurer
-from search.strategies import STRATEGIES, Context, Outcome, finish, interleave
+from search.context import Context
+from search.strategies import STRATEGIES, Outcome, finish, interleave
 
 def load_model(path:str|None, device:str, dev_name:str, arch:str, allow_mismatch:bool):
   """The cost model for this device: its arch must match; another device of the same arch (an H100 with an H200 model) is

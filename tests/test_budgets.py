@@ -16,7 +16,8 @@ def test_search_budget_counts_only_the_search(tmp_path):
 
 def test_time_budget_is_a_limit(monkeypatch):
   import search.measure as M
-  from search.strategies import STRATEGIES, Context, finish
+  from search.context import Context
+  from search.strategies import STRATEGIES, finish
   ast = kernel_asts(*parse_variant("gemm:m=32:k=64:n=32:fp32").build("CPU"))[0]
   k = Kernel(ast.key.hex(), ast, "gemm", "t", "t")
   seconds, took, task = 3.0, [], M.run_kernel_task

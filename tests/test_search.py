@@ -11,7 +11,8 @@ from dataset.kernel import Kernel, kernel_asts, scheduler, with_opts, opts_from_
 from dataset.device import renderer_for
 from dataset.sampler import children, hand_coded, replay
 from search.measure import Budget, Measurer
-from search.strategies import STRATEGIES, Context, finish
+from search.context import Context
+from search.strategies import STRATEGIES, finish
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = renderer_for("CPU")
@@ -60,7 +61,7 @@ def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, 
 
 @pytest.mark.parametrize("strategy,args", [("beam", {"k": 2}), ("pure-model", {})])
 def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatch):
-  import search.strategies as S
+  import search.context as S
   rounds = []
   def expand(self, parents): rounds.append(len(parents)); return S.Expansion(self, parents)
   monkeypatch.setattr(S.Context, "expand", expand)
@@ -72,7 +73,7 @@ def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatc
   m.close()
 
 def test_descent_patience_crosses_a_depth_that_scores_worse():
-  from search.strategies import Beam
+  from search.beam import Beam
   k = _kernel("gemm:m=64:k=64:n=64:fp32")
   valley = lambda ks: np.array([{1: 1.0, 2: 0.5}.get(len(c.applied_opts), 2.0) for c in ks])   # depth 2 worse, depth 3 best
   found = {p: Beam(descent_patience=p, max_depth=3).descend(Context(scheduler(k.ast, CPU), None, valley)) for p in (0, 1)}
@@ -81,7 +82,7 @@ def test_descent_patience_crosses_a_depth_that_scores_worse():
   assert len(found[1][1]) > len(found[0][1])
 
 def test_a_later_round_takes_the_round_size_it_is_given():
-  from search.strategies import Beam
+  from search.beam import Beam
   k = _kernel("gemm:m=64:k=64:n=64:fp32")
   m = Measurer(k, "CPU", Budget(measurements=60))
   # (the model-free stand-in: a beam of every valid child, so that the expanded parents have more than 7 left)
@@ -93,7 +94,7 @@ def test_a_later_round_takes_the_round_size_it_is_given():
   m.close()
 
 def test_a_budget_too_small_for_two_rounds_is_spent_in_one():
-  from search.strategies import Beam
+  from search.beam import Beam
   # (a kernel whose fastest deep configs still have children: a tiny conv's have none, and its beam may stop after one round)
   k = _kernel("gemm:m=64:k=64:n=64:fp32")
   for n in (6, 20):   # 20: just past the 2*(seed_picks + 1) that one round takes in full
@@ -232,7 +233,7 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   # ahead; measuring it then compiles nothing again
   import pickle
   from models.cost_model import CostModel
-  from search.strategies import Beam, seed_batch
+  from search.beam import Beam, seed_batch
   k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
   assert pickle.loads(pickle.dumps(score)).model.path == score.model.path
@@ -246,7 +247,7 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   m.measure(pooled)
   assert m.compiled == compiled and m.timed >= 1 and m.verify(min(m.times, key=m.times.get)) is None
   # a round's children are scored in the pool, parent by parent, as they are here
-  from search.strategies import Expansion
+  from search.context import Expansion
   parents = pooled[1:4]
   pooled_rows = ctx.expand(parents)
   assert pooled_rows.futs is not None and pooled_rows.result() == Expansion(Context(ctx.base, None, score), parents).result()
@@ -259,7 +260,7 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
   # a workload's kernels descend in the pool, one per worker, to the same first batches as one by one here: all of the measurement
   # budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup); with history roots too
   from models.cost_model import CostModel
-  from search.strategies import Beam, prepare_all
+  from search.beam import Beam, prepare_all
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
   ks = [_kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32"), _kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("gemm:m=64:k=64:n=64:fp32")]
   known = [tuple(c.applied_opts) for _, c in children(scheduler(ks[2].ast, CPU))[3:7]]   # four valid configs, as if measured on its nest
@@ -363,7 +364,7 @@ def test_history_gives_a_kernel_the_fastest_configs_of_its_loop_nest(tmp_path):
   with pytest.raises(HistoryError, match="not a history file"): History.load(p)
 
 def test_the_first_batch_starts_from_history_and_keeps_its_size():
-  from search.strategies import Beam
+  from search.beam import Beam
   k = _kernel("gemm:m=64:k=64:n=64:fp32")
   base = scheduler(k.ast, CPU)
   known = [tuple(c.applied_opts) for _, c in children(base)[3:7]]   # four valid configs, as if measured on its nest
@@ -382,7 +383,7 @@ def test_the_first_batch_starts_from_history_and_keeps_its_size():
 def test_no_next_round_is_expanded_without_budget_for_it():
   # tune-model gives a kernel one round's budget at a time: once it is spent, the search returns without expanding a next round
   # (whose pool jobs would wait behind the compiles), and expands it when a later run() brings more budget
-  from search.strategies import Beam
+  from search.beam import Beam
   k = _kernel("gemm:m=64:k=64:n=64:fp32")
   m = Measurer(k, "CPU", Budget(measurements=40))
   ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))

@@ -33,7 +33,8 @@ def _alive(pid:int) -> bool:
 
 def test_a_hung_compile_is_cut_off_and_the_search_goes_on(monkeypatch):
   import search.measure as M
-  from search.strategies import STRATEGIES, Context, finish
+  from search.context import Context
+  from search.strategies import STRATEGIES, finish
   monkeypatch.setattr(M, "HUNG_S", 4.0)
   monkeypatch.setattr(M, "POLL_S", 0.2)
   k = _kernel()
@@ -65,7 +66,8 @@ def test_a_hung_compile_is_cut_off_and_the_search_goes_on(monkeypatch):
 
 def test_a_hung_run_is_recorded_as_timeout_and_the_search_goes_on(monkeypatch):
   from search.measure import Budget, Measurer
-  from search.strategies import Context, finish
+  from search.context import Context
+  from search.strategies import finish
   k = _kernel()
   m = Measurer(k, "CPU", Budget(), workers=0)
   m.bench.limit_s = 1.0

@@ -1,0 +1,298 @@
+"""The model-guided beam (strategies "beam" and "pure-model"): rounds of many candidates, each a compile latency, ranked by the
+cost model and corrected by the kernel's own measurements (search.adapt); and its first batches, computed ahead for many kernels."""
+from __future__ import annotations
+import contextlib, math
+from dataclasses import dataclass, fields
+import numpy as np
+from tinygrad.codegen.opt import Opt
+from dataset.sampler import hand_coded, replay
+from dataset.compile import worker_base
+from search.measure import BudgetExhausted
+from search.adapt import Correction, kendall, shape_terms
+from search.context import Context, Scored, Scorer
+
+def _rank(rows:list[Scored], seen:set[bytes], fix:Correction|None=None, info:dict|None=None) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
+  """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
+  their sorted scores; marks them seen. fix: the kernel's online correction of the model's scores; info: where each child's model
+  score and shape terms are kept (opts -> (score, terms)), for the correction's next fit."""
+  new: dict[bytes, Scored] = {}
+  for r in rows:
+    if r[2] not in seen and r[2] not in new: new[r[2]] = r
+  seen.update(new)
+  kept = list(new.values())
+  if info is not None: info.update((o, (sc, terms)) for sc, o, _, terms in kept)
+  sc = np.array([r[0] for r in kept], np.float64)
+  if fix is not None and kept: sc = fix(sc, np.array([r[3] for r in kept], np.float64))
+  order = np.argsort(-sc, kind="stable")
+  return [(kept[i][1], kept[i][2]) for i in order], sc[order]
+
+def _round_robin(ranked:list, parents:list[tuple[Opt, ...]], k:int) -> list:
+  """k children, each parent's best-scored in turn, fastest parent first: scores are most reliable among siblings, and the
+  measured order of the parents is not the model's to overrule."""
+  by_parent: dict[tuple[Opt, ...], list] = {p: [] for p in parents}
+  for c in ranked: by_parent.setdefault(c[0][:-1], []).append(c)
+  out, queues = [], [by_parent[p] for p in parents]
+  while len(out) < k and any(queues):
+    for q in queues:
+      if q and len(out) < k: out.append(q.pop(0))
+  return out
+
+@dataclass
+class Beam:
+  """Model-guided beam, in few rounds of many candidates: on the GPU a round costs one compile latency (the candidates compile in
+  parallel) and the rounds run one after another, so the wall time is the number of rounds, not of candidates.
+
+  Round 0 (seed): a model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row
+  bring no better score) proposes candidates; with ctx.history (configs measured fast on kernels of the same loop nest:
+  dataset.history) it starts from the best `descent_width` of those (if there are as many) and goes `history_depths` deep, and
+  `history_picks` of them take places in the first batch;
+  tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
+  are timed together; a budget too small for two rounds is all spent in this one, and the search ends there (one_round). Later
+  rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored, and `k` timed: each parent's
+  best-scored child in turn, fastest parent first. A candidate whose compile straggles far behind its round's (Measurer.measure's
+  cut) is not waited for: it joins the next round. Stops after `patience`+1 rounds in a row without a faster time, at max_depth
+  rounds, or when the budget runs out. Adaptive (the default): the kernel's measurements re-rank later rounds' children
+  (search.adapt.Correction); a first batch whose fastest config is the model's favourite (within confirm_gap) ends the search
+  where that config leaves little headroom (it runs at no less than confirm_headroom x the hand-coded config's time: a steep
+  first gain says the kernel has more to give, and a batch of the model's picks can all be poor ones);
+  where the model's favourite measured unsure_gap slower than the fastest, rounds are of unsure_k and the search takes
+  unsure_patience stale rounds more; a round must better the best by min_gain to count. k=0 is pure-model mode: the top pick of every depth, deepest
+  first, is left to the final verification. Entries are (opts, AST key)."""
+  width: int = 4
+  k: int = 6
+  seed_picks: int = 8
+  max_depth: int = 12
+  patience: int = 0
+  descent_width: int = 4      # the model-only descent's beam
+  descent_patience: int = 0   # depths it goes on without a better score before it stops
+  history_picks: int = 3      # first-batch places for ctx.history's configs, taken from the model's picks
+  history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
+  adaptive: bool = True       # the kernel's measurements correct the model (search.adapt) and decide when the search stops
+  min_gain: float = 0.01      # adaptive: a round that betters the best by less is stale
+  confirm_gap: float = 0.02   # adaptive: the first batch confirms the model if its top-scored config is within this of the fastest
+  confirm_headroom: float = 0.5   # ... and the fastest is no faster than this x the hand-coded config's time (little left to find)
+  unsure_gap: float = 0.15    # adaptive: the model is unsure here if its top-scored measured config is this much slower than the fastest
+  unsure_patience: int = 1    # adaptive: stale rounds more where the model is unsure
+  unsure_k: int = 10          # adaptive: a later round's candidates where the model is unsure
+  name: str = "beam"
+
+  def descend(self, ctx:Context) -> tuple[list, list]:
+    """The model-only descent: the best `descent_width` children per depth (each depth's expansion in the pool, if any), until
+    `descent_patience`+1 depths in a row bring no better score. Returns (the top pick of every depth that improved the best score,
+    best first; every scored child, best first)."""
+    beam, seen, picks, pool, best, stale = [()], {ctx.base.ast.key}, [], [], -math.inf, 0
+    depths = self.max_depth
+    if roots := self.history_roots(ctx):
+      beam, depths = [o for o, _ in roots], self.history_depths
+      seen.update(key for _, key in roots)
+      if ctx.measurer is not None: ctx.measurer.prefetch(beam[:self.history_picks])   # the first batch's: compiling meanwhile
+    for _ in range(depths):
+      ranked, scores = _rank(ctx.expand(beam).result(), seen)
+      if not ranked: break
+      pool += zip(scores.tolist(), ranked)
+      beam = [o for o, _ in ranked[:self.descent_width]]
+      if scores[0] <= best:
+        if (stale := stale + 1) > self.descent_patience: break
+        continue
+      best, stale = float(scores[0]), 0
+      picks.insert(0, ranked[0])
+      if ctx.measurer is not None:
+        ctx.measurer.prefetch([ranked[0][0]])   # the top pick of each of the deepest depths is timed: it compiles meanwhile
+        # a depth more than the first batch's picks above this one is not (_seed takes the deepest first): its compile, if it
+        # still queues, is taken back (GPT-2's attention kernels descend 11 deep: 3 compiles each of ~1 s of a worker, for nothing)
+        if len(picks) > (n := self.first_batch(ctx)) and self.k != 0: ctx.measurer.drop(picks[n][0])
+    return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
+
+  def history_roots(self, ctx:Context) -> list[tuple[tuple[Opt, ...], bytes]]:
+    """Where the descent starts instead of the root, if anywhere: the best descent_width of ctx.history's configs. Configs measured
+    fast on this loop nest are better roots than the unoptimized kernel, and a descent of a depth or two from them costs a fraction
+    of one from the root (GPT-2's attention kernels descend 11 deep). Fewer than descent_width of them is a weak match (GPT-2's
+    largest GEMM, 3 configs of its nest: 257 us from them in two runs, 109 us descending from the root): none then."""
+    if self.history_depths <= 0 or self.k == 0 or not ctx.history: return []
+    roots = [(o, k.ast.key) for o in ctx.history[:self.descent_width] if (k := replay(ctx.base, o)) is not None]
+    return roots if len(roots) >= self.descent_width else []
+
+  def one_round(self, ctx:Context) -> bool:
+    """Whether the measurement budget is too small to pay for two rounds of seed_picks: then the first batch takes all of it (less
+    the hand-coded) and the search ends there, its stragglers not waited for. Each round costs a compile latency: in the H200
+    benches of 2026-11-21 a second round of 6 found nothing faster on 13 of 18 kernels, 0.1-2.7% on 4 and 11% on one, for 0.3-3.8 s
+    of an op's search (results/logs/search_bench_s6_call1.log), and one spending what stragglers left of a one-round budget found
+    1-5% on 3 of 18 kernels (attention's) and nothing elsewhere, for 2.4-7.1 s (results/logs/search_bench_s7_call3.log)."""
+    n = ctx.measurer.budget.measurements if ctx.measurer is not None else None
+    return n is not None and 1 < n <= 2*(self.seed_picks + 1)
+
+  def first_batch(self, ctx:Context) -> int:
+    """Model picks in the first batch (see one_round)."""
+    return ctx.measurer.budget.measurements - 1 if self.one_round(ctx) else self.seed_picks
+
+  def _seed(self, ctx:Context) -> list:
+    picks, pool = self.descend(ctx)
+    if self.k == 0: return picks
+    n = self.first_batch(ctx)
+    hand = hand_coded(ctx.base)
+    seeds = ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n]
+    keys = {key for _, key in seeds}
+    for o, key in pool:
+      if len(seeds) >= n + 1: break
+      if key not in keys: keys.add(key); seeds.append((o, key))
+    return seeds
+
+  def _with_history(self, ctx:Context, batch:list) -> list:
+    """The first batch with up to history_picks of ctx.history's configs after the hand-coded one, in place of the model's last
+    picks (the batch keeps its size, so its compile cost): measured evidence from kernels of the same nest outranks a score."""
+    if self.k == 0 or not ctx.history or self.history_picks <= 0: return batch
+    hand = ctx.measurer.hand if ctx.measurer is not None else hand_coded(ctx.base)
+    head = [c for c in batch[:1] if c[0] == hand]
+    keys, hist, room = {key for _, key in head}, [], min(self.history_picks, len(batch) - len(head))   # a one-round batch may be small
+    for o in ctx.history:
+      if len(hist) >= room: break
+      if (k := replay(ctx.base, o)) is not None and k.ast.key not in keys: keys.add(k.ast.key); hist.append((o, k.ast.key))
+    if not hist: return batch
+    rest = [c for c in batch[len(head):] if c[1] not in keys]
+    keep = max(0, len(batch) - len(head) - len(hist))
+    if ctx.measurer is not None:
+      for o, _ in rest[keep:]: ctx.measurer.drop(o)   # a queued compile of the picks they replace is taken back
+    return head + hist + rest[:keep]
+
+  def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None) -> list[tuple[Opt, ...]]:
+    """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
+    `batch`: that batch as seed_batch computed it in a worker."""
+    assert ctx.score is not None, "model-guided beam needs a cost model"
+    st = ctx.state
+    if not st:
+      if batch is None: batch = self._seed(ctx)
+      else: batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
+      batch = self._with_history(ctx, batch)
+      if self.k == 0:
+        ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
+        st.update(stopped=True, batch=batch)
+      else: st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
+                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None, info={}, fix=None, gap=0.0,
+                      max_rounds=1 if self.one_round(ctx) else self.max_depth)
+    return [o for o, _ in st["batch"] or []]
+
+  def _next(self, ctx:Context, wait:bool=True) -> bool:
+    """The next round's batch: the stragglers of the last round, then `k` children of the `width` fastest measured configs not
+    expanded yet. Their expansion starts now (in the compile pool) if it has not; wait=False returns False while it runs."""
+    st = ctx.state
+    if st["expansion"] is None:
+      beam = [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]
+      st["expanded"].update(beam)
+      st["expansion"] = (beam, ctx.expand(beam))
+    beam, ex = st["expansion"]
+    if not wait and not ex.done(): return False
+    late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
+    k = ctx.round_size or (self.unsure_k if self.adaptive and st["gap"] > self.unsure_gap else self.k)
+    st["batch"] = late + _round_robin(_rank(ex.result(), st["seen"], st["fix"] if self.adaptive else None, st["info"])[0], beam, k)
+    st["late"], st["expansion"] = [c for c in st["late"] if c not in late], None
+    return True
+
+  def ahead(self, ctx:Context):
+    """Get the next round ready without waiting for it: its children scored in the pool, then its batch compiling there, so that
+    a later run() starts by timing. tune-model calls it for the kernels its scheduler will search next."""
+    st = ctx.state
+    if not st or st["stopped"] or st["batch"] is not None or st["rounds"] >= st["max_rounds"]: return
+    if self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
+
+  def step(self, ctx:Context) -> bool:
+    """One round; False once the search has stopped or its budget is spent. Called again with a larger budget (tune-model's
+    scheduler does), it goes on from the round it stopped in: nothing is expanded or measured twice."""
+    st = ctx.state
+    self.prepare(ctx)
+    if st["stopped"]: return False
+    if st["batch"] is None:
+      if st["rounds"] >= st["max_rounds"]: st["stopped"] = True; return False
+      # no budget to time it: the next round is not expanded now, only when a run() with more budget needs it (tune-model's
+      # kernels waited 2-4.5 s each for an expansion queued behind the pool's compiles, after their one budgeted round)
+      if not ctx.measurer.has_budget(): return False
+      self._next(ctx)
+      if not st["batch"]: st["stopped"] = True; return False
+    try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=True)
+    except BudgetExhausted: return False   # this batch again when the budget grows
+    got = [(c, t) for c, t in zip(st["batch"], times) if not math.isnan(t)]
+    st["late"] = [c for c, t in zip(st["batch"], times) if math.isnan(t)]
+    st["measured"] = sorted(st["measured"] + [c for c, t in got if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
+    st["batch"], st["rounds"] = None, st["rounds"] + 1
+    if not got: return True   # every compile straggled: no evidence either way
+    best, prev = min(t for _, t in got), st["best"]
+    st["best"] = min(best, prev)
+    if not self.adaptive:
+      if best < prev: st["stale"] = 0
+      elif st["stale"] >= self.patience: st["stopped"] = True
+      else: st["stale"] += 1
+      return not st["stopped"]
+    trust = self._learn(ctx)
+    st["gap"] = gap = self._gap(ctx)
+    m = ctx.measurer
+    m.marks.update(trust=round(trust, 3) if trust == trust else None, gap=round(gap, 3), rounds=st["rounds"])   # for reports
+    hand = m.times.get(m.hand, math.inf)
+    if st["rounds"] == 1 and gap <= self.confirm_gap and st["best"] >= self.confirm_headroom*hand: st["stopped"] = True; m.mark("confirmed")
+    elif best < prev*(1 - self.min_gain): st["stale"] = 0
+    elif st["stale"] >= self.patience + (self.unsure_patience if gap > self.unsure_gap else 0): st["stopped"] = True; m.mark("stale")
+    else: st["stale"] += 1
+    return not st["stopped"]
+
+  def _learn(self, ctx:Context) -> float:
+    """Refit the kernel's correction on every config it has measured (the hand-coded one too); returns the model's trust here:
+    Kendall's tau between its scores and the measured speeds (nan below 3 configs). Configs the model has not scored in this
+    process (the first batch, descended in a worker) are scored now: a few replays."""
+    st, m = ctx.state, ctx.measurer
+    meas = [(o, t) for o, t in m.times.items() if t < math.inf]
+    if len(meas) < 3: return math.nan   # nothing to fit, so nothing to score (a kernel without loops has one config)
+    if missing := [(o, k) for o, _ in meas if o not in st["info"] and (k := replay(ctx.base, o)) is not None]:
+      st["info"].update((o, (float(x), shape_terms(k))) for (o, k), x in zip(missing, np.asarray(ctx.score([k for _, k in missing]))))
+    rows = [(st["info"][o], t) for o, t in meas if o in st["info"]]
+    if len(rows) < 3: return math.nan
+    sc, terms, ts = np.array([r[0][0] for r in rows]), np.array([r[0][1] for r in rows]), np.array([t for _, t in rows])
+    st["fix"] = Correction().fit(sc, terms, ts)
+    return kendall(sc, -np.log(ts))
+
+  def _gap(self, ctx:Context) -> float:
+    """How much slower the model's top-scored measured config ran than the fastest measured: 0 where the measurements confirm its
+    pick. Within a first batch of its own picks, the ordering of near-equal configs says little (Kendall's tau of a good model
+    there is often near 0 on the CPU's noisy timings); whether its favourite is the fastest says what matters."""
+    info, ts = ctx.state["info"], ctx.measurer.times
+    fin = [(info[o][0], t) for o, t in ts.items() if t < math.inf and o in info]
+    return max(fin)[1]/min(t for _, t in fin) - 1 if fin else 0.0
+
+  def run(self, ctx:Context):
+    """Search until the budget runs out or the beam stops improving."""
+    while self.step(ctx): pass
+
+def seed_batch(args:tuple[bytes, str, Scorer, dict, list]) -> list[tuple[Opt, ...]]:
+  """Beam(**params)'s first batch for a kernel (AST blob, key, scorer, params, history), computed in a compile worker: the model
+  descent costs seconds of CPU per kernel, and tune-model has dozens of kernels to start at once."""
+  blob, key, score, params, history = args
+  return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history))]
+
+def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
+  """Every context's first batch (Beam.prepare), compiling at once. With several kernels and a scorer that can travel to the compile
+  pool, each kernel's model descent runs there, whole, one kernel per worker (seconds of CPU each; tune-model has dozens), the
+  descents from the root before those from history roots (one depth); one kernel's descent runs here, its expansions spread over
+  the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time.
+  Per context: its batch, or why it could not be prepared."""
+  if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
+  remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
+    c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)
+  futs: dict = {}
+  if remote:
+    # Whole descents, not depth by depth: a depth's pool jobs wait behind the compiles queued there (each depth's top pick, the
+    # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host (2026-11-24); here,
+    # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
+    params = {f.name: getattr(strat, f.name) for f in fields(strat)}
+    # (told apart by the history's size: history_roots replays configs, 0.05 s a kernel in the H200 host's main process)
+    for i in sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width):
+      c, m = ctxs[i], ctxs[i].measurer
+      with contextlib.suppress(Exception):
+        futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
+    for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
+  out: list = []
+  for i, c in enumerate(ctxs):
+    try: batch = futs[i].result() if i in futs else None
+    except Exception: batch = None   # computed here, then
+    c.measurer.mark("descended")
+    try: out.append(strat.prepare(c, batch))
+    except Exception as e: out.append(e); continue
+    c.measurer.prefetch(out[-1])
+    c.measurer.mark("first_batch")   # the model's descent is done and its picks are compiling
+  return out

@@ -1,0 +1,65 @@
+"""The search context every strategy works in: a kernel's base schedule, its Measurer, the cost model's scorer and where its search
+stopped; and the scored expansion of configs (their children scored by the model), here or in the compile pool's workers."""
+from __future__ import annotations
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+import numpy as np
+from tinygrad.codegen.opt import Opt
+from tinygrad.codegen.opt.postrange import Scheduler
+from dataset.sampler import ACTIONS, children, replay
+from dataset.compile import worker_base
+from search.measure import Measurer
+from search.adapt import shape_terms
+
+Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; comparable within one kernel
+Scored = tuple[float, tuple[Opt, ...], bytes, tuple[float, ...]]   # (score, opts, AST key of the kernel they schedule, adapt.shape_terms)
+
+def _scored(base:Scheduler, score:Scorer, actions:list[Opt], parent:tuple[Opt, ...]) -> list[Scored]:
+  """Every child of `parent` (a config of `base`), scored."""
+  if (k := replay(base, parent)) is None or not (kids := children(k, actions)): return []
+  return [(float(x), parent + (a,), c.ast.key, shape_terms(c)) for x, (a, c) in zip(np.asarray(score([c for _, c in kids])), kids)]
+
+def scored_children(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...]]) -> list[Scored]:
+  """_scored in a compile worker (AST blob, kernel key, scorer, actions, parent)."""
+  blob, key, score, actions, parent = args
+  return _scored(worker_base(blob, key), score, actions, parent)
+
+class Expansion:
+  """The scored children of some configs: enumerating and featurizing a convolution's children costs ~0.15 s of CPU per parent,
+  so with a compile pool (and a scorer that can travel to it) the parents are expanded in workers, in parallel, and the caller
+  may go on meanwhile; without one they are expanded here, when asked. Workers a parent each would leave idle (a descent has 4
+  parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]]):
+    self.ctx, self.futs, self.rows = ctx, None, None
+    m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
+    chunks = max(1, (m.workers if m is not None else 0) // max(1, len(parents)*ctx.share))
+    n = len(ctx.actions)
+    cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
+    self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
+    if m is not None and m.pool is not None and len(self.jobs) > 1 and portable:
+      try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p)) for p, acts in self.jobs]
+      except Exception: self.futs = None   # a broken pool: here, then
+  def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
+  def result(self) -> list[Scored]:
+    if self.rows is None:
+      local = lambda p, acts: _scored(self.ctx.base, self.ctx.score, acts, p)
+      self.rows = []
+      for i, (p, acts) in enumerate(self.jobs):
+        try: self.rows += self.futs[i].result() if self.futs is not None else local(p, acts)
+        except Exception: self.rows += local(p, acts)   # a worker that failed: the same here
+    return self.rows
+
+@dataclass
+class Context:
+  base: Scheduler
+  measurer: Measurer|None          # None: scoring only (a compile worker computing a seed batch)
+  score: Scorer|None = None
+  rng: random.Random = field(default_factory=lambda: random.Random(0))
+  actions: list[Opt] = field(default_factory=lambda: ACTIONS)
+  final_picks: list[tuple[Opt, ...]] = field(default_factory=list)  # model's picks left for the final verification
+  state: dict = field(default_factory=dict)   # where a search stopped, so that a later run() with more budget goes on from there
+  share: int = 1                   # kernels expanding in the compile pool at once: a parent's actions split over the rest
+  round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
+  history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
+  def expand(self, parents:list[tuple[Opt, ...]]) -> Expansion: return Expansion(self, parents)
