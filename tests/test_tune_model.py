@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
-import search.tune_model as TM
-from search.tune_model import NEXT_GAIN, schedule, tune_model
+import search.beam_compare as BC, search.schedule as SC
+from search.onnx_model import OnnxModel, export_torch
+from search.schedule import NEXT_GAIN, schedule, sibling_picks
+from search.tune_model import tune_model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,8 +59,8 @@ def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
 
   # again, with every kernel cached: no search and no per-kernel measurement at all
   def forbidden(*a, **kw): raise AssertionError("searched or measured a cached kernel")
-  monkeypatch.setattr(TM, "tune_kernel", forbidden)
-  monkeypatch.setattr(TM, "Measurer", forbidden)
+  monkeypatch.setattr(BC, "tune_kernel", forbidden)
+  monkeypatch.setattr(SC, "Measurer", forbidden)
   again = tune_model(module, x, device="CPU", budget=24, cache=cache, runs=3, torch_compile=False, compile_penalty=False, log=lambda s: None)
   assert again["compile_penalty"] is False
   assert {r["status"] for r in again["kernels"]} == {"cached"} and again["budget"] == 0 and again["kernels_searched"] == 0
@@ -68,8 +70,8 @@ def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
   # and any tinygrad program that runs the model inside tuned() gets the cached opts (here: the ONNX runner without a JIT)
   from search.cache import tuned, stats
   onnx = tmp_path / "m.onnx"
-  TM.export_torch(module, x, onnx)
-  m = TM.OnnxModel(onnx, "CPU", {"input0": x[0].numpy()})
+  export_torch(module, x, onnx)
+  m = OnnxModel(onnx, "CPU", {"input0": x[0].numpy()})
   before = stats()["tuned"]
   with tuned(cache): (out,) = [t.numpy() for t in m.forward(*m.inputs)]
   assert stats()["tuned"] - before == rep["kernel_launches"]
@@ -79,7 +81,7 @@ def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
 def test_malformed_onnx_is_one_line_and_exit_2(tmp_path, content):
   f = tmp_path / "model.onnx"
   if content == "garbage": f.write_bytes(b"this is not an ONNX model\x07\xff")
-  elif content == "truncated": f.write_bytes(TM.export_torch(*_module(), tmp_path / "full.onnx").read_bytes()[:1500])
+  elif content == "truncated": f.write_bytes(export_torch(*_module(), tmp_path / "full.onnx").read_bytes()[:1500])
   r = subprocess.run([sys.executable, "-m", "search.tune_model", str(f), "--device", "CPU", "--cache", str(tmp_path / "c.json"),
                       "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
   err = r.stderr.strip().splitlines()
@@ -89,7 +91,7 @@ def test_malformed_onnx_is_one_line_and_exit_2(tmp_path, content):
 
 def test_corrupt_history_is_one_line(tmp_path):
   (h := tmp_path / "h.json").write_text("{oops")
-  r = subprocess.run([sys.executable, "-m", "search.tune_model", str(TM.export_torch(*_module(), tmp_path / "m.onnx")), "--device", "CPU",
+  r = subprocess.run([sys.executable, "-m", "search.tune_model", str(export_torch(*_module(), tmp_path / "m.onnx")), "--device", "CPU",
                       "--history", str(h), "--cache", str(tmp_path / "c.json")], cwd=ROOT, capture_output=True, text=True, timeout=300)
   err = r.stderr.strip().splitlines()
   assert r.returncode == 2 and len(err) == 1 and "is not a history file" in err[0], r.stderr
@@ -115,10 +117,10 @@ def test_sibling_picks_trade_the_fastest_config_within_one_loop_nest():
   fast, slow, other = (Opt(OptOps.UPCAST, 0, 4),), (Opt(OptOps.UNROLL, 0, 4),), (Opt(OptOps.UPCAST, 1, 4),)
   times = [{fast: 1e-5, slow: 3e-5}, {slow: 2e-5, (): float("inf")}, {other: 1e-6}]
   ctxs = {i: SimpleNamespace(base=s, measurer=SimpleNamespace(times=t)) for i, (s, t) in enumerate(zip(bases, times))}
-  picks = TM.sibling_picks(ctxs, [0, 1, 2])
+  picks = sibling_picks(ctxs, [0, 1, 2])
   # kernel 1 gets kernel 0's fastest; kernel 0 has measured kernel 1's fastest already; the other nest trades with nobody
   assert picks == {0: [], 1: [fast], 2: []}
-  assert TM.sibling_picks(ctxs, [1, 2]) == {1: [], 2: []}   # only searched kernels trade
+  assert sibling_picks(ctxs, [1, 2]) == {1: [], 2: []}   # only searched kernels trade
 
 def test_schedule_gives_the_round_expected_to_save_most():
   # kernel 0: 100 us once per pass, its first round gets it to 10 us, later ones find nothing; kernel 1: 30 us x 2 runs, every

@@ -1,0 +1,223 @@
+"""tune-model's budget scheduler: every kernel of a model tuned under one global budget, shared out round by round by expected gain.
+
+Ansor's task scheduler (schedule()): kernel i runs n_i times per forward pass and takes t_i, first with tinygrad's hand-coded opts,
+then with the best config its search has found. Every kernel's default is measured; then, round after round, the kernel whose next
+round is expected to save the most model time, n_i * t_i * g_i, gets it: g_i is FIRST_GAIN before its first round (the batch its
+search compiled ahead: every kernel's at once, so the compile pool stays full), NEXT_GAIN before its second, and after that the
+mean of the last round's relative gain and the previous expectation (its search goes on from where it stopped: the strategy keeps
+its state in the search context). So every kernel that matters gets its first round before any gets a third, a kernel that
+stopped improving falls back, and tuning stops once no round is expected to save STOP_GAIN of the model's current time, when the
+budget's timed candidates are spent (default PER_KERNEL_DEFAULT per distinct kernel), or every search has stopped on its own.
+Before each round the next AHEAD kernels in the queue get their next round ready (Beam.ahead: children scored in the pool, batch
+compiling), so a round starts by timing. Kernels of one loop nest (sibling_picks) then trade their fastest configs: each one's
+final check times its siblings' too, on top of the budget (siblings_timed). Measuring the defaults and the final correctness
+checks come on top of a budget of timed candidates.
+
+A static split by the default's shares (the first version) spent most of the budget on kernels that became fast after a few
+candidates: on ResNet-50 (H200, 2026-11-21) the tuned model stayed 1.56x slower than BEAM=2, most of the gap in mid-size kernels
+that got nothing; the greedy form that followed (the largest n_i * t_i first, its budget doubled each time) gave later rounds to
+kernels already tuned while small kernels that had become 2-4% of the tuned model kept their default (ResNet-50 b1 fp32,
+2026-11-22: 5 such kernels cost ~70 us of 1.43 ms).
+
+Kernels already in the cache are not searched again (retune to search them anyway). Kernels that keep the default are cached with
+tinygrad's hand-coded opts (status "default"), so a rerun has nothing left to decide. A kernel whose search fails keeps the default
+and is reported with status "failed: ..." (not cached, so a rerun tries it again)."""
+from __future__ import annotations
+import contextlib, math, random, time
+from collections import Counter
+from typing import Callable
+from dataset.errors import one_line
+from dataset.device import renderer_for
+from dataset.kernel import Kernel, opts_to_json, scheduler
+from dataset.sampler import replay
+from dataset.history import History
+from search.cache import TunedCache
+from search.context import Context
+from search.beam import prepare_all
+from search.strategies import AHEAD, STRATEGIES, finish
+from search.measure import Budget, Measurer
+
+MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
+ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
+PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes where it pays)
+# expected relative gain of a kernel's first round over tinygrad's hand-coded config (the H200 search bench of 2026-11-22: learned
+# beam 3.19x hand-coded in geomean, ~0.7; kept below what was seen, so a kernel must matter), and of its second round: the mean of
+# what second rounds found, 1.4% over 22 kernels (the search bench, results/logs/search_bench_s6_call1.log: nothing faster on 13 of
+# 18 kernels, 0.1-2.7% on 4, 11% on one; ResNet-50 b1 fp32 in tune-model, results/logs/models_s15_call2.resnet50_b1_fp32.tune.json: 14.6% on one of
+# 4, for 9.3 s of its 34.3 s, and nothing on 3, for 4.9 s). At 0.05 later rounds took ~40% of that model's tuning time.
+FIRST_GAIN, NEXT_GAIN = 0.5, 0.015
+STOP_GAIN = 0.003         # a round must be expected to save this share of the model's current time
+
+def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
+             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
+             step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN) -> list[int]:
+  """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
+  time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
+  before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
+  compiled ahead) and `step` after, until no round is expected to save `stop` of the model's current time, `total` timed
+  candidates are spent, `seconds` pass, or every kernel's search has stopped on its own. With `slots` compile workers, a later round
+  takes at least its share of them: a round costs one compile latency however many it compiles, and once only a kernel or two are
+  still worth rounds (GPT-2's largest GEMM: 4 rounds of 6 for 8.7 s of its 16.5 s, H200 2026-11-23) rounds of 6 left most
+  workers idle.
+  search(i, budget) searches kernel i on to `budget` timed candidates in all and returns (timed so far, best time, stopped).
+  ahead(order, size), if given, is told the AHEAD kernels it will search next, in order, and the size of their next rounds,
+  before each round: their next rounds can compile while this one is timed. Returns the budget each kernel was given."""
+  n, st = len(runs), time.perf_counter()
+  firsts = first if isinstance(first, list) else [first]*n
+  alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
+  stopped = [not (t < math.inf) for t in times]
+  saves = lambda i: runs[i]*best[i]*gain[i]
+  while (total is None or sum(used) < total) and (seconds is None or time.perf_counter() - st < seconds):
+    if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -saves(i))): break
+    i, model_time = cand[0], sum(r*b for r, b in zip(runs, best) if b < math.inf)
+    if saves(i) < stop*model_time: break
+    live = sum(saves(j) >= stop*model_time for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once
+    size = max(step, slots//min(live, 1 + AHEAD))
+    if ahead is not None: ahead(cand[:AHEAD], size)
+    more = max(1, firsts[i]) if rounds[i] == 0 else size
+    alloc[i] += more if total is None else min(more, total - sum(used))
+    before, rounds[i] = best[i], rounds[i] + 1
+    used[i], t, stopped[i] = search(i, alloc[i])
+    best[i] = min(best[i], t)
+    gain[i] = next_gain if rounds[i] == 1 else ((before - best[i])/before + gain[i])/2
+    stopped[i] = stopped[i] or used[i] < alloc[i]   # it stopped short of its budget: more would not help
+  return alloc
+
+def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
+  """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
+  types) that it has not measured and that applies to it. A nest that occurs more than once in a model (ResNet's repeated blocks
+  and their stage's first, CvT's heads) is searched once per kernel, and the searches can end far apart: ResNet-50 b32 fp32 on the
+  H200 (2026-11-22), the 7x7x512 3x3 conv tuned to 758 us in one block and 451 us in the other."""
+  nest = lambda i: (tuple(ctxs[i].base.full_shape), tuple(ctxs[i].base.axis_types))
+  best = {i: min((o for o, t in ctxs[i].measurer.times.items() if t < math.inf), key=ctxs[i].measurer.times.get, default=None) for i in searched}
+  return {i: list(dict.fromkeys(o for j in searched if j != i and nest(j) == nest(i) and (o := best[j]) is not None
+                                and o not in ctxs[i].measurer.times and replay(ctxs[i].base, o) is not None)) for i in searched}
+
+def strategy_params(strategy:str, strategy_args:dict|None) -> dict:
+  """The strategy's parameters: the beam's own stopping rule (Beam.adaptive) stays off here, where the budget scheduler decides
+  each kernel's rounds by their expected gain."""
+  return {**({"adaptive": False} if strategy in ("beam", "pure-model") else {}), **(strategy_args or {})}
+
+def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
+                 time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,
+                 strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:History|None=None) -> list[dict]:
+  """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
+  (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
+
+  Setup compiles ahead, for every kernel at once: its default, then (costliest default first) the first batch its search will
+  measure (Beam.prepare), so the compile pool stays full instead of waiting on one kernel's batch at a time (as BEAM does). Its
+  seconds are shared out evenly over the kernels set up; each kernel's tune_s adds its own search rounds and final check, so the
+  sum is the tuning's wall time. With `history`, each kernel's first batch starts from the configs measured fastest on kernels of
+  its loop nest (dataset.history); the row's `history` counts those that apply."""
+  ren = renderer_for(device)
+  rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
+           "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
+           "search_s": 0.0, "tune_s": None, "siblings_timed": 0, "from_sibling": False, "history": 0, "status": None}
+          for i, k in enumerate(kernels)]
+  strat = STRATEGIES[strategy](**strategy_params(strategy, strategy_args))
+  ctxs: dict[int, Context] = {}
+  first: dict[int, int] = {}
+  st = time.perf_counter()
+  for i, (r, k) in enumerate(zip(rows, kernels)):
+    if (hit := cache.get(k.key, device)) is not None and not retune:
+      r.update(status="cached", default_us=hit.get("hand_coded_us"), hand_coded_us=hit.get("hand_coded_us"), tuned_us=hit.get("time_us"),
+               tune_s=hit.get("tune_s"), timed=hit.get("timed", 0), compiled=hit.get("compiled", 0))
+      if r["default_us"] is not None: continue
+    try:   # not cached, or cached without its default time (the search CLI's entries): measure it
+      m = Measurer(k, device, Budget(), workers=workers)
+      ctxs[i] = Context(scheduler(k.ast, ren), m, scorer, random.Random(seed))
+      if history is not None: ctxs[i].history = history.candidates(ctxs[i].base, k.key); r["history"] = len(ctxs[i].history)
+    except Exception as e:
+      r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
+      if i in ctxs: ctxs.pop(i).measurer.close()
+  marks = [time.perf_counter()]   # setup's phases: Measurers started (pool, buffers, reference and hand-coded compiling), defaults timed, descents
+  for i in list(ctxs):   # the defaults first (their compiles started with the Measurers): the search setup goes by their shares
+    try:
+      m = ctxs[i].measurer   # its hand-coded config has compiled since the Measurer started
+      rows[i]["default_us"] = m.measure([m.hand])[0]*1e6
+      if rows[i]["default_us"] == math.inf: raise RuntimeError(m.errors.get(m.hand, "it does not run"))
+    except Exception as e: rows[i]["status"] = f"failed: default not measurable ({one_line(e, 300)})"
+  marks.append(time.perf_counter())
+  weights = [r["default_us"]*r["occurrences"] if r["default_us"] not in (None, math.inf) else 0.0 for r in rows]
+  for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
+  # the first batches (the beam's model descents in the compile pool, then compiling there too), costliest kernel first: the
+  # scheduler times the costliest kernels' first rounds first, and their batches must not compile behind the small kernels' (ResNet-50
+  # b1 fp16, 2026-11-22, in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch)
+  searchable = sorted((i for i in ctxs if rows[i]["status"] is None), key=lambda i: -weights[i])
+  for i, batch in zip(searchable, prepare_all(strat, [ctxs[i] for i in searchable])):
+    if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
+    first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
+  marks.append(time.perf_counter())
+  if history is not None and ctxs:
+    log(f"  history: {sum(rows[i]['history'] > 0 for i in ctxs)} of {len(ctxs)} kernels have configs measured on their loop nest")
+  if ctxs: log(f"  setup of {len(ctxs)} kernels: {marks[0] - st:.1f} s starting their measurers, {marks[1] - marks[0]:.1f} s timing their "
+               f"defaults, {marks[2] - marks[1]:.1f} s for the model descents and first batches of {len(searchable)}")
+  for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
+  todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
+  for i in set(ctxs) - set(todo): ctxs.pop(i).measurer.close()   # cached, or its default failed: nothing to search
+  n = budget if budget is not None else (None if time_budget else PER_KERNEL_DEFAULT*len(todo))
+
+  k_name = lambda i: f"{kernels[i].name} {rows[i]['kernel']}"
+  base = {i: ctxs[i].measurer.timed for i in todo}   # the default's timing counts in m.timed, not in the search budget
+  def search(j:int, b:int) -> tuple[int, float, bool]:
+    i = todo[j]
+    c, m, r = ctxs[i], ctxs[i].measurer, rows[i]
+    if not c.state.get("stopped") and r["status"] is None:
+      st = time.perf_counter()
+      c.round_size = b - (m.timed - base[i])   # this round's candidates: one batch, not several rounds of the strategy's own size
+      m.budget.measurements = base[i] + b
+      try: strat.run(c)
+      except Exception as e: r["status"] = f"failed: {one_line(e, 300)}"; log(f"  {k_name(i)}: search failed, keeps the default: {one_line(e, 300)}")
+      r["search_s"] += time.perf_counter() - st
+    return m.timed - base[i], m.best*1e6, bool(c.state.get("stopped")) or r["status"] is not None
+  def ahead(order:list[int], size:int):
+    # a kernel's next round (its children scored in the pool, then its batch compiling) is made ready before the scheduler gets to
+    # it, so its round starts by timing instead of waiting a compile latency; a failure here is search()'s to record
+    for j in order:
+      if rows[i := todo[j]]["status"] is None and hasattr(strat, "ahead"):
+        st, ctxs[i].round_size = time.perf_counter(), size
+        with contextlib.suppress(Exception): strat.ahead(ctxs[i])
+        rows[i]["search_s"] += time.perf_counter() - st   # its tuning time: tune_s still sums to the wall time
+  alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget,
+                   [first[i] for i in todo], ahead, slots=workers, next_gain=next_gain)
+  # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
+  sib = sibling_picks(ctxs, [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])
+  for i, ps in sib.items():
+    ctxs[i].final_picks += ps
+    ctxs[i].measurer.prefetch(ps)
+  for j, i in enumerate(todo):
+    r, k, c = rows[i], kernels[i], ctxs[i]
+    m, r["budget"] = c.measurer, alloc[j]
+    # where a kernel's tuning seconds went: its share of the setup, waiting on compiles, timing on the device, the final check;
+    # the rest of search_s is the search's own CPU (scoring children) and waiting for the pool (compile_wait_s counts the default's)
+    r["phases"] = {"setup_s": r["tune_s"], "compile_wait_s": m.compile_s, "timing_s": m.time_s}
+    r["marks"] = dict(m.marks)   # seconds since its measurer started at which it reached its phases (e.g. first_batch)
+    if alloc[j] == 0 or r["status"] is not None:   # never searched (or failed): the default, cached too so a rerun has nothing left to decide
+      r.update(status=r["status"] or "default", hand_coded_us=r["default_us"], tuned_us=r["default_us"], timed=m.timed - base[i],
+               compiled=m.compiled, tune_s=r["tune_s"] + r["search_s"])
+      if r["status"] == "default":
+        cache.put(k.key, device, opts_to_json(m.hand), time_us=r["default_us"], hand_coded_us=r["default_us"], name=k.name,
+                  strategy="default", model=None, tune_s=r["tune_s"])
+      m.close(); continue
+    st = time.perf_counter()
+    o = finish(c, strategy, r["search_s"])
+    m.close()
+    r["phases"]["verify_s"] = time.perf_counter() - st
+    # what each round bought: (timed so far, seconds since its measurer started, best us so far) per timed candidate
+    r["rounds"], r["trajectory"] = c.state.get("rounds"), [(n, s, round(b*1e6, 3)) for n, s, b in m.trajectory]
+    r["tune_s"] += r["search_s"] + time.perf_counter() - st   # measuring its default, searching, and the final check
+    r.update(timed=o.timed - base[i], compiled=o.compiled, search_s=round(o.search_s, 3), hand_coded_us=o.hand_time_s*1e6)
+    if not o.verified:
+      r.update(status=f"failed: {o.check}", tuned_us=r["default_us"])
+      log(f"  {k_name(i)}: nothing verified, keeps the default: {o.check}"); continue
+    r.update(status="tuned", tuned_us=o.time_s*1e6, opts=opts_to_json(o.opts), siblings_timed=len(sib.get(i, [])), from_sibling=o.opts in sib.get(i, []))
+    cache.put(k.key, device, opts_to_json(o.opts), time_us=o.time_s*1e6, hand_coded_us=o.hand_time_s*1e6, name=k.name,
+              strategy=strategy, model=model_name, tune_s=r["tune_s"], timed=r["timed"], compiled=o.compiled)
+    log(f"  {k_name(i)} x{r['occurrences']} ({r['share']:.1%}): {r['hand_coded_us']:.1f} -> {r['tuned_us']:.1f} us, "
+        f"budget {alloc[j]}, {r['timed']} timed{' (a sibling kernel config)' if r['from_sibling'] else ''}, {r['tune_s']:.1f} s (" + ", ".join(f"{ph[:-2]} {v:.1f}" for ph, v in r["phases"].items()) + ")")
+  return rows
+
+def _describe(k:Kernel, ren) -> str:
+  """tinygrad's kind of name: r(educe)/E(lementwise) and the loop sizes."""
+  s = scheduler(k.ast, ren)
+  return ("r" if s.reduceop is not None else "E") + "".join(f"_{d}" for d in s.full_shape)
