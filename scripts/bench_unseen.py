@@ -208,6 +208,37 @@ def summary(res:dict) -> dict:
           "verified": sum(bool(e["verified"]) for e in res["kernels"]), "all": len(res["kernels"]),
           "hand_vs_beam2": geomean([e["hand_us"]/e["beam2_us"] for e in ks])}
 
+def network_entry(rep:dict, command:str) -> dict:
+  """A bench_models.py report (one model of its models.json) as an unseen.json network entry; its own device, date and command:
+  the networks run on other host calls than the kernels."""
+  return {"model": rep["model"], "tuned_ms": rep.get("tuned_ms"), "beam2_ms": rep.get("beam2_ms"), "tune_s": rep.get("tune_s"),
+          "beam2_tune_s": rep.get("beam2_tune_s"), "torch_ms": rep.get("torch_eager_ms"), "torch_compile_ms": rep.get("torch_compile_ms"),
+          "outputs_match": rep.get("outputs_match"), "default_ms": rep.get("default_ms"), "kernels": rep.get("kernels_distinct"),
+          "device": rep.get("device"), "date": rep.get("date"), "command": command, "error": rep.get("error")}
+
+def merge_networks(res:dict, models_json:Path, command:str) -> list[str]:
+  """bench_models.py's models.json (a host call's, --models unseen) into res["networks"]: replaces the models it holds."""
+  reps = json.loads(models_json.read_text())["models"]
+  new = [network_entry({"model": n, **r}, command) for n, r in reps.items() if n in NETWORKS]
+  res["networks"] = [e for e in res.get("networks", []) if e["model"] not in {n["model"] for n in new}] + new
+  res["networks"].sort(key=lambda e: NETWORKS.index(e["model"]))
+  return [e["model"] for e in new]
+
+def network_lines(res:dict) -> list[str]:
+  nets = [e for e in res.get("networks", []) if e.get("tuned_ms") and e.get("beam2_ms")]
+  if not nets: return []
+  lines = ["", "## Networks", "", "Each network on its own host call (device, date and command per row): tune-model with the defaults "
+           "against tinygrad's BEAM=2 on every kernel, latencies in one process, taking turns.", "",
+           "| network | device | kernels | default ms | BEAM=2 ms | tuned ms | tuned/BEAM=2 | torch ms | torch.compile ms | tune s | BEAM=2 s | tune/BEAM=2 | outputs |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+  f = lambda v, d=2: "-" if v is None else f"{v:.{d}f}"
+  for e in nets:
+    lines.append(f"| {e['model']} | {e['device']}, {e['date']} | {e['kernels']} | {f(e['default_ms'])} | {f(e['beam2_ms'])} | {f(e['tuned_ms'])} | "
+                 f"{e['tuned_ms']/e['beam2_ms']:.3f} | {f(e['torch_ms'])} | {f(e['torch_compile_ms'])} | {f(e['tune_s'], 1)} | "
+                 f"{f(e['beam2_tune_s'], 1)} | {e['tune_s']/e['beam2_tune_s']:.3f} | {'match' if e['outputs_match'] else 'DIFFER'} |")
+  lines += ["", "Commands:"] + sorted({f"- {e['model']}: `{e['command']}`" for e in nets})
+  return lines
+
 def write_markdown(res:dict, path:Path):
   s = summary(res)
   lines = [f"# Unseen benchmark: {res['device']}, {res['date']}", "", f"`{res['command']}`", "",
@@ -225,7 +256,7 @@ def write_markdown(res:dict, path:Path):
       lines.append(f"| {e['name']} | - | - | {e['hand_us']:.1f} | {t} | - | {e['learned_s']:.1f} ({e['learned_timed']}) | {e['beam2_s']:.1f} ({e['beam2_timed']}) | NO: {e['check']} |"); continue
     lines.append(f"| {e['name']} | {e['learned_us']:.1f} | {e['beam2_us']:.1f} | {e['hand_us']:.1f} | {t} | {e['learned_us']/e['beam2_us']:.2f} | "
                  f"{e['learned_s']:.1f} ({e['learned_timed']}) | {e['beam2_s']:.1f} ({e['beam2_timed']}) | {'yes' if e['verified'] else 'NO: ' + str(e['check'])} |")
-  path.write_text("\n".join(lines) + "\n")
+  path.write_text("\n".join(lines + network_lines(res)) + "\n")
 
 def plot(res:dict, path:Path):
   """Per kernel: learned / BEAM=2 kernel time (bars, sorted) and learned / BEAM=2 search wall (dots), both on log scales."""
@@ -260,6 +291,8 @@ def main(argv=None) -> int:
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (plot later with --replot)")
   ap.add_argument("--replot", metavar="JSON", help="rewrite the markdown of an existing unseen.json and exit")
+  ap.add_argument("--networks", nargs=2, metavar=("MODELS_JSON", "COMMAND"), help="merge a host call's bench_models.py models.json "
+                  "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
   a = ap.parse_args(argv)
   a.argv = sys.argv[1:] if argv is None else argv
   if a.list:
@@ -268,6 +301,11 @@ def main(argv=None) -> int:
   if a.print_keys:
     for key, name in sorted(benchmark_keys(a.print_keys).items(), key=lambda kv: kv[1]): print(key, name)
     return 0
+  if a.networks:
+    path = Path(a.out) / "unseen.json"
+    res = json.loads(path.read_text())
+    print("networks merged:", ", ".join(merge_networks(res, Path(a.networks[0]), a.networks[1])))
+    path.write_text(json.dumps(res, indent=1)); write_markdown(res, path.with_suffix(".md")); return 0
   if a.replot:
     res = json.loads(Path(a.replot).read_text())
     write_markdown(res, Path(a.replot).with_suffix(".md")); plot(res, Path(a.replot).with_suffix(".png")); return 0
