@@ -38,3 +38,20 @@ def test_search_with_extended_actions(tmp_path):
              "--no-cache", "--out", str(tmp_path)])
   r = json.loads((tmp_path / "result.json").read_text())
   assert rc == 0 and all(kk["verified"] for kk in r["kernels"])
+
+def test_first_batch_holds_a_tensor_core_config(monkeypatch):
+  """A model that ranks every tensor-core config last still gets one measured in the first batch of a half-precision GEMM on
+  sm_90 (built offline, no GPU) where the hand-coded config has none (as on a fused two-reduction GEMM); an fp32 GEMM, where
+  none applies, gets none."""
+  import numpy as np
+  import search.beam
+  from search.beam import Beam
+  monkeypatch.setattr(search.beam, "hand_coded", lambda base: ())
+  from search.context import Context
+  no_tc = lambda ks: np.array([-float(any(o.op is OptOps.TC for o in k.applied_opts)) - 0.01*len(k.applied_opts) for k in ks])
+  for dtype, want in (("fp16", True), ("fp32", False)):
+    k = _kernel(f"gemm:m=256:k=512:n=256:{dtype}", "CUDA")
+    base = scheduler(k.ast, renderer_for("CUDA", "sm_90", compiler=False))
+    seeds = Beam()._seed(Context(base, None, no_tc))
+    assert any(o.op is OptOps.TC for opts, _ in seeds for o in opts) == want, dtype
+    assert len(seeds) <= Beam().seed_picks + 1
