@@ -1,11 +1,19 @@
 """Writing an evaluation out: results/NAME.json (every number), results/NAME.md (the table), and two plots: predicted vs measured,
 and Kendall tau per family."""
 from __future__ import annotations
-import json
+import argparse, datetime, json, os
 from pathlib import Path
+from typing import Callable
 import numpy as np
+from dataset.kernel import TINYGRAD_VERSION
+from dataset.stats import stats
+from models.data import Dataset
+from models.features import FEATURES, SCHEMA_VERSION
+from models.evaluate import hand_reference, METRICS
 from models.ranker import kernel_best
+from models.speed import GPU_LOG, compile_rate
 
+TARGETS = {"kendall_tau": 0.75, "pairwise_acc": 0.85, "top1_score": 0.90, "top5_score": 0.97}
 MODEL_LABELS = {"ranker": "LightGBM LambdaRank (main)", "regressor": "LightGBM regressor of log runtime (baseline)",
                 "mlp": "torch MLP, ListNet (challenger)", "blend": "ranker + MLP blend, fixed scales (models.blend)",
                 "random": "random ranking (reference)"}
@@ -18,7 +26,7 @@ def _pm(s:dict|None, key:str, digits:int=3) -> str:
 def write_json(path:Path, res:dict): path.write_text(json.dumps(res, indent=1) + "\n")
 
 def write_markdown(path:Path, res:dict):
-  kf, ev = res["kfold"], res
+  kf = res["kfold"]
   lines = [f"# Cost model evaluation: {res['device']}", "",
            f"Date: {res['date']}. Dataset: `{res['dataset']['path']}` (sha256 of its measurements `{res['dataset']['hash'][:16]}`, "
            f"{res['dataset']['rows']} ok measurements over {res['dataset']['kernels']} kernels), tinygrad {res['tinygrad']}, "
@@ -113,3 +121,62 @@ def plot(res:dict, oof:dict, out_dir:Path, name:str):
   ax.axhline(0.75, color="k", ls="--", lw=0.8); ax.set_ylabel("Kendall tau (per kernel, averaged)")
   ax.set_title(f"Kendall tau per family, kernel-held-out {res['folds']}-fold, {res['seeds']} seeds, {res['device']}")
   ax.legend(fontsize=7, loc="upper center", ncol=5, bbox_to_anchor=(0.5, -0.14)); fig.tight_layout(); fig.savefig(out_dir / f"{name}_tau_per_family.png", dpi=120); plt.close(fig)
+
+def write_results(a:argparse.Namespace, ds:Dataset, res:dict, params:dict, command:str, log:Callable[[str], None]=lambda s: None):
+  """train-cost-model --evaluate's results (`res`: run's k-fold, holdouts, ablation and speed) to a.results/NAME.json, .md and plots."""
+  kf, sp = res["kfold"], res["speed"]
+  name = a.results_name or ("cost_model" if ds.backend == "CUDA" else f"cost_model_{ds.backend.lower()}")
+  comp = compile_rate(Path(a.compile_log) if a.compile_log else GPU_LOG) if (a.compile_log or ds.backend == "CUDA") else None
+  rate = lambda m: sp[m]["candidates"]/sp[m]["seconds"]
+  hand = hand_reference(ds.time_s, ds.kernel, ds.source)
+  hmean = {m: float(np.mean([v[m] for v in hand.values()])) for m in ("top1_score", "top5_score", "percentile")}
+  main = res["shipped"]   # the shipped model's figures head the report
+  means = {m: kf[main][m]["mean"] for m in METRICS}
+  dev = f"{ds.device} ({ds.arch})"
+  out = {"device": dev, "split": "kernel_group_kfold", "folds": a.folds, "seeds": a.seeds, "seed_list": list(range(a.seeds)), "model": main,
+         **{m: kf[main][m]["mean"] for m in METRICS}, **{f"{m}_std": kf[main][m]["std"] for m in METRICS},
+         "lono_kendall_tau": res["lono"]["all"]["kendall_tau"]["mean"] if res["lono"] else None,
+         "lono_kendall_tau_std": res["lono"]["all"]["kendall_tau"]["std"] if res["lono"] else None,
+         "lofo_kendall_tau": res["lofo"]["all"]["kendall_tau"]["mean"] if res["lofo"] else None,
+         "hand_coded_top1_score": hmean["top1_score"], "hand_coded_top5_score": hmean["top5_score"],
+         "random_top1_score": kf["random"]["top1_score"]["mean"], "random_top5_score": kf["random"]["top5_score"]["mean"],
+         "random_kendall_tau": kf["random"]["kendall_tau"]["mean"], "random_pairwise_acc": kf["random"]["pairwise_acc"]["mean"],
+         "featurize_predict_per_s": rate("batched_all_cores"), "featurize_predict_one_core_per_s": rate("batched"),
+         "featurize_predict_scratch_one_core_per_s": rate("scratch"),
+         "compile_time_per_s": comp["per_s"] if comp else None,
+         "targets_met": {m: bool(means[m] >= v) for m, v in TARGETS.items()},
+         "date": datetime.date.today().isoformat(), "command": command, "tinygrad": TINYGRAD_VERSION, "feature_schema": SCHEMA_VERSION, "n_features": len(FEATURES),
+         "dataset": {"path": str(a.dataset), "hash": ds.hash, "rows": len(ds), "kernels": int(len(np.unique(ds.kernel)))},
+         "hand_coded": {**hmean, "kernels": len(hand)}, "kfold": {k: v for k, v in kf.items()}, "lono": res["lono"], "lofo": res["lofo"],
+         "ablation": res["ablation"], "ablation_seeds": min(a.ablation_seeds, a.seeds) if res["ablation"] else None, "final_params": params,
+         "speed": {"host": f"this machine, {os.cpu_count()} vCPUs", **sp, "one_core_per_s": rate("batched"), "scratch_per_s": rate("scratch"),
+                   "compile": comp, "per_core": {"featurize_predict": rate("batched"), "compile_time": comp["per_s"]/comp["workers"] if comp else None},
+                   "headline": f"held-out kernels' candidates from (AST, opts JSON) to a score by the {sp['models']}, one call per kernel (Schedulers built from "
+                               f"shared prefixes, AST unpickling and preparation included), fresh processes, all {os.cpu_count()} vCPUs of this machine",
+                   "compile_note": (f"{comp['device']} host, {comp['workers']} compile workers: (ok {comp['ok']} + failed {comp['failed']}) "
+                                    f"timed candidates / {comp['seconds']} s of the generation run in {comp['log']}; the {comp['duplicates']} "
+                                    "duplicates (compiled or proposed, never timed) are not counted") if comp else "n/a"},
+         "notes": [
+           "Only ok measurements are ranked; kernels with fewer than 2 are left out. Early-stopped rows (one run, > 4x the best known) keep their measured time.",
+           f"Splits are by kernel (AST key), never by row. k-fold: kernels shuffled into {a.folds} folds per seed; every model sees the same folds.",
+           f"Ranker parameters in the k-fold come from an optuna study per (seed, fold) on that fold's training kernels only (inner 3-fold by kernel), "
+           f"{a.trials if a.eval_trials is None else a.eval_trials} trials each, defaults enqueued first; the defaults themselves were chosen "
+           "while developing the features on this dataset.",
+           "Leave-one-network-out / leave-one-family-out use the default ranker parameters (the ranker alone, also where a blend is shipped).",
+           "pairwise_acc counts pairs of one kernel's configs with different runtimes; a score tie counts half.",
+           "Hand-coded reference: tinygrad's hand_coded_optimizations as measured (source 'hand'); random reference: uniform random scores, same folds.",
+           relabel_note(a.dataset),
+           "std is the spread (ddof=0) of the per-seed means."]}
+  rd = Path(a.results); rd.mkdir(parents=True, exist_ok=True)
+  write_json(rd / f"{name}.json", out)
+  write_markdown(rd / f"{name}.md", out)
+  plot(out, res["oof"], rd, name)
+  log(f"wrote {rd}/{name}.json, {name}.md, {name}_pred_vs_measured.png, {name}_tau_per_family.png")
+
+def relabel_note(store:str) -> str:
+  """What the labels are: how many rows dataset.retime timed again (the rest are as the generation measured them)."""
+  n = stats(store)["retimed"]
+  if not any(n.values()): return "Labels as the generation measured them (no row timed again by dataset.retime)."
+  return (f"Labels as stored: {n['retimed']:,} early-stopped rows were timed again in full and {n['consolidated']:,} rows (each kernel's "
+          "fastest stored configs, with a held-out model's top picks and random ones) were timed again together in one run, scaled "
+          "to the kernel's other rows (dataset.retime; each row's old time is kept in the store's error column).")

@@ -180,7 +180,7 @@ def test_compile_model_learns_and_penalizes_slow_compiles(trained, ds, kernels, 
 @pytest.mark.slow   # fits a ranker and an MLP, then six pools of fresh processes
 def test_speed_is_measured_end_to_end_with_the_models_that_ship(ds):
   # the evaluation's featurize+predict rate: held-out kernels' candidates from (AST, opts JSON) to a score; a blend adds its MLP
-  from models.train import measure_speed, speed_kernels
+  from models.speed import measure_speed, speed_kernels
   ks = speed_kernels(ds, 3, 0)[:2]
   n = int(np.isin(ds.kernel, ks).sum())
   for blend in (False, True):
