@@ -41,7 +41,7 @@ ROUNDS = 5   # interleaved() alternates the captured JITs this many times
 def interleaved(model:OnnxModel, jits:dict[str, TinyJit], runs:int, rounds:int=ROUNDS) -> dict[str, float]:
   """Median ms per captured JIT over `rounds` rounds of `runs` runs each, the JITs taking turns round by round: what drifts while
   they are measured one after another (GPU clocks, the host's load) falls on all of them alike, so their ratios hold still. Measured
-  back to back instead, BEAM=2's latency of ResNet-50 b1 (the same cached opts) ranged 1.37-1.50 ms over four calls (2026-11-22)."""
+  back to back instead, BEAM=2's latency of ResNet-50 b1 (the same cached opts) ranged 1.37-1.50 ms over four calls."""
   ts: dict[str, list[float]] = {k: [] for k in jits}
   for _ in range(rounds):
     for k, jit in jits.items(): ts[k] += _timed(jit, model, runs)[0]

@@ -7,17 +7,18 @@ search compiled ahead: every kernel's at once, so the compile pool stays full), 
 mean of the last round's relative gain and the previous expectation (its search goes on from where it stopped: the strategy keeps
 its state in the search context). So every kernel that matters gets its first round before any gets a third, a kernel that
 stopped improving falls back, and tuning stops once no round is expected to save STOP_GAIN of the model's current time, when the
-budget's timed candidates are spent (default PER_KERNEL_DEFAULT per distinct kernel), or every search has stopped on its own.
+budget's timed candidates are spent (default PER_KERNEL_DEFAULT per distinct kernel), the next round does not fit in what is left
+of a time budget (a limit, final checks included: tune_kernels), or every search has stopped on its own.
 Before each round the next AHEAD kernels in the queue get their next round ready (Beam.ahead: children scored in the pool, batch
 compiling), so a round starts by timing. Kernels of one loop nest (sibling_picks) then trade their fastest configs: each one's
 final check times its siblings' too, on top of the budget (siblings_timed). Measuring the defaults and the final correctness
-checks come on top of a budget of timed candidates.
+checks come on top of a budget of timed candidates, not of a time budget.
 
 A static split by the default's shares (the first version) spent most of the budget on kernels that became fast after a few
-candidates: on ResNet-50 (H200, 2026-11-21) the tuned model stayed 1.56x slower than BEAM=2, most of the gap in mid-size kernels
+candidates: on ResNet-50 (H200) the tuned model stayed 1.56x slower than BEAM=2, most of the gap in mid-size kernels
 that got nothing; the greedy form that followed (the largest n_i * t_i first, its budget doubled each time) gave later rounds to
-kernels already tuned while small kernels that had become 2-4% of the tuned model kept their default (ResNet-50 b1 fp32,
-2026-11-22: 5 such kernels cost ~70 us of 1.43 ms).
+kernels already tuned while small kernels that had become 2-4% of the tuned model kept their default (ResNet-50 b1 fp32:
+5 such kernels cost ~70 us of 1.43 ms).
 
 Kernels already in the cache are not searched again (retune to search them anyway). Kernels that keep the default are cached with
 tinygrad's hand-coded opts (status "default"), so a rerun has nothing left to decide. A kernel whose search fails keeps the default
@@ -40,37 +41,39 @@ from search.measure import Budget, Measurer
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
 PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes where it pays)
-# expected relative gain of a kernel's first round over tinygrad's hand-coded config (the H200 search bench of 2026-11-22: learned
+# expected relative gain of a kernel's first round over tinygrad's hand-coded config (the H200 search bench: learned
 # beam 3.19x hand-coded in geomean, ~0.7; kept below what was seen, so a kernel must matter), and of its second round: the mean of
-# what second rounds found, 1.4% over 22 kernels (the search bench, results/logs/search_bench_s6_call1.log: nothing faster on 13 of
-# 18 kernels, 0.1-2.7% on 4, 11% on one; ResNet-50 b1 fp32 in tune-model, results/logs/models_s15_call2.resnet50_b1_fp32.tune.json: 14.6% on one of
-# 4, for 9.3 s of its 34.3 s, and nothing on 3, for 4.9 s). At 0.05 later rounds took ~40% of that model's tuning time.
+# what second rounds found, 1.4% over 22 kernels (the search bench: nothing faster on 13 of 18 kernels, 0.1-2.7% on 4, 11% on
+# one; ResNet-50 b1 fp32 in tune-model: 14.6% on one of 4, for 9.3 s of its 34.3 s, and nothing on 3, for 4.9 s). At 0.05 later
+# rounds took ~40% of that model's tuning time.
 FIRST_GAIN, NEXT_GAIN = 0.5, 0.015
 STOP_GAIN = 0.003         # a round must be expected to save this share of the model's current time
 
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
-             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
+             left:Callable[[int], float]|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
              step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
   compiled ahead) and `step` after, until no round is expected to save `stop` of the model's current time, `total` timed
-  candidates are spent, `seconds` pass, or every kernel's search has stopped on its own. With `slots` compile workers, a later round
+  candidates are spent, no time is left, or every kernel's search has stopped on its own. With `slots` compile workers, a later round
   takes at least its share of them: a round costs one compile latency however many it compiles, and once only a kernel or two are
-  still worth rounds (GPT-2's largest GEMM: 4 rounds of 6 for 8.7 s of its 16.5 s, H200 2026-11-23) rounds of 6 left most
+  still worth rounds (GPT-2's largest GEMM on the H200: 4 rounds of 6 for 8.7 s of its 16.5 s) rounds of 6 left most
   workers idle.
   search(i, budget) searches kernel i on to `budget` timed candidates in all and returns (timed so far, best time, stopped).
+  left(i), with a time budget, is the seconds kernel i's next round may take: no round starts unless the last one's duration fits.
   ahead(order, size), if given, is told the AHEAD kernels it will search next, in order, and the size of their next rounds,
   before each round: their next rounds can compile while this one is timed. Returns the budget each kernel was given."""
-  n, st = len(runs), time.perf_counter()
+  n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
   alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
   stopped = [not (t < math.inf) for t in times]
   saves = lambda i: runs[i]*best[i]*gain[i]
-  while (total is None or sum(used) < total) and (seconds is None or time.perf_counter() - st < seconds):
+  while total is None or sum(used) < total:
     if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -saves(i))): break
     i, model_time = cand[0], sum(r*b for r, b in zip(runs, best) if b < math.inf)
-    if saves(i) < stop*model_time: break
+    if saves(i) < stop*model_time or (left is not None and left(i) <= last): break
+    st = time.perf_counter()
     live = sum(saves(j) >= stop*model_time for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once
     size = max(step, slots//min(live, 1 + AHEAD))
     if ahead is not None: ahead(cand[:AHEAD], size)
@@ -78,6 +81,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     alloc[i] += more if total is None else min(more, total - sum(used))
     before, rounds[i] = best[i], rounds[i] + 1
     used[i], t, stopped[i] = search(i, alloc[i])
+    last = time.perf_counter() - st   # the round with its ahead(): what the next must fit in
     best[i] = min(best[i], t)
     gain[i] = next_gain if rounds[i] == 1 else ((before - best[i])/before + gain[i])/2
     stopped[i] = stopped[i] or used[i] < alloc[i]   # it stopped short of its budget: more would not help
@@ -87,7 +91,7 @@ def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
   types) that it has not measured and that applies to it. A nest that occurs more than once in a model (ResNet's repeated blocks
   and their stage's first, CvT's heads) is searched once per kernel, and the searches can end far apart: ResNet-50 b32 fp32 on the
-  H200 (2026-11-22), the 7x7x512 3x3 conv tuned to 758 us in one block and 451 us in the other."""
+  H200, the 7x7x512 3x3 conv tuned to 758 us in one block and 451 us in the other."""
   nest = lambda i: (tuple(ctxs[i].base.full_shape), tuple(ctxs[i].base.axis_types))
   best = {i: min((o for o, t in ctxs[i].measurer.times.items() if t < math.inf), key=ctxs[i].measurer.times.get, default=None) for i in searched}
   return {i: list(dict.fromkeys(o for j in searched if j != i and nest(j) == nest(i) and (o := best[j]) is not None
@@ -108,7 +112,12 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   measure (Beam.prepare), so the compile pool stays full instead of waiting on one kernel's batch at a time (as BEAM does). Its
   seconds are shared out evenly over the kernels set up; each kernel's tune_s adds its own search rounds and final check, so the
   sum is the tuning's wall time. With `history`, each kernel's first batch starts from the configs measured fastest on kernels of
-  its loop nest (dataset.history); the row's `history` counts those that apply."""
+  its loop nest (dataset.history); the row's `history` counts those that apply.
+
+  `time_budget` is a limit on all of it, from the first Measurer to the last final check: a round runs only while it leaves time
+  for the final checks of every kernel searched by then (each expected to take what measuring its default took), its search
+  stops at that (Measurer's time budget: no candidate started, no compile waited for past it), no round starts unless the last
+  round's duration fits in what is left, and siblings' configs are traded only in what is left after the rounds."""
   ren = renderer_for(device)
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
@@ -117,7 +126,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   strat = STRATEGIES[strategy](**strategy_params(strategy, strategy_args))
   ctxs: dict[int, Context] = {}
   first: dict[int, int] = {}
+  check_s: dict[int, float] = {}   # what a kernel's final check is expected to take: measuring its default took as long
   st = time.perf_counter()
+  end = st + time_budget if time_budget else math.inf
   for i, (r, k) in enumerate(zip(rows, kernels)):
     if (hit := cache.get(k.key, device)) is not None and not retune:
       r.update(status="cached", default_us=hit.get("hand_coded_us"), hand_coded_us=hit.get("hand_coded_us"), tuned_us=hit.get("time_us"),
@@ -133,8 +144,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   marks = [time.perf_counter()]   # setup's phases: Measurers started (pool, buffers, reference and hand-coded compiling), defaults timed, descents
   for i in list(ctxs):   # the defaults first (their compiles started with the Measurers): the search setup goes by their shares
     try:
-      m = ctxs[i].measurer   # its hand-coded config has compiled since the Measurer started
+      m, t0 = ctxs[i].measurer, time.perf_counter()   # its hand-coded config has compiled since the Measurer started
       rows[i]["default_us"] = m.measure([m.hand])[0]*1e6
+      check_s[i] = time.perf_counter() - t0
       if rows[i]["default_us"] == math.inf: raise RuntimeError(m.errors.get(m.hand, "it does not run"))
     except Exception as e: rows[i]["status"] = f"failed: default not measurable ({one_line(e, 300)})"
   marks.append(time.perf_counter())
@@ -142,8 +154,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
   # the first batches (the beam's model descents in the compile pool, then compiling there too), costliest kernel first: the
   # scheduler times the costliest kernels' first rounds first, and their batches must not compile behind the small kernels' (ResNet-50
-  # b1 fp16, 2026-11-22, in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch)
-  searchable = sorted((i for i in ctxs if rows[i]["status"] is None), key=lambda i: -weights[i])
+  # b1 fp16 in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch)
+  searchable = sorted((i for i in ctxs if rows[i]["status"] is None), key=lambda i: -weights[i]) if time.perf_counter() < end else []
   for i, batch in zip(searchable, prepare_all(strat, [ctxs[i] for i in searchable])):
     if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
     first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
@@ -159,6 +171,10 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
 
   k_name = lambda i: f"{kernels[i].name} {rows[i]['kernel']}"
   base = {i: ctxs[i].measurer.timed for i in todo}   # the default's timing counts in m.timed, not in the search budget
+  searched: set[int] = set()
+  checks = lambda ks: sum(check_s[i]*(1 + len(ctxs[i].final_picks)) for i in ks)   # the final checks' seconds (pure-model's picks too)
+  def left(j:int) -> float:   # seconds kernel todo[j]'s next round may take: the final checks (its own too) come out of the budget
+    return end - time.perf_counter() - checks(searched | {todo[j]})
   def search(j:int, b:int) -> tuple[int, float, bool]:
     i = todo[j]
     c, m, r = ctxs[i], ctxs[i].measurer, rows[i]
@@ -166,6 +182,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       st = time.perf_counter()
       c.round_size = b - (m.timed - base[i])   # this round's candidates: one batch, not several rounds of the strategy's own size
       m.budget.measurements = base[i] + b
+      if time_budget: m.budget.seconds = m.elapsed + left(j)
+      searched.add(i)
       try: strat.run(c)
       except Exception as e: r["status"] = f"failed: {one_line(e, 300)}"; log(f"  {k_name(i)}: search failed, keeps the default: {one_line(e, 300)}")
       r["search_s"] += time.perf_counter() - st
@@ -178,11 +196,14 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
         st, ctxs[i].round_size = time.perf_counter(), size
         with contextlib.suppress(Exception): strat.ahead(ctxs[i])
         rows[i]["search_s"] += time.perf_counter() - st   # its tuning time: tune_s still sums to the wall time
-  alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, time_budget,
-                   [first[i] for i in todo], ahead, slots=workers, next_gain=next_gain)
+  alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, left if time_budget else None,
+                   [first.get(i, MIN_PER_KERNEL) for i in todo], ahead, slots=workers, next_gain=next_gain)
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
-  sib = sibling_picks(ctxs, [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])
+  sib = sibling_picks(ctxs, final := [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])
+  spare = end - time.perf_counter() - checks(final)
   for i, ps in sib.items():
+    if spare < math.inf: ps = sib[i] = ps[:max(0, min(len(ps), int(spare // max(check_s[i], 1e-6))))]   # what fits of a time budget
+    spare -= len(ps)*check_s[i]
     ctxs[i].final_picks += ps
     ctxs[i].measurer.prefetch(ps)
   for j, i in enumerate(todo):

@@ -150,7 +150,7 @@ def parse_args(argv=None):
   ap.add_argument("--device", default=None, help="CUDA or CPU (default: CUDA if present, else CPU)")
   ap.add_argument("--input-shape", action="append", default=[], metavar="NAME=D,D,...", help="shape of an input with symbolic dims")
   ap.add_argument("--budget", type=int, default=None, help=f"timed candidates in all, shared out by the scheduler (default {PER_KERNEL_DEFAULT} per kernel)")
-  ap.add_argument("--time-budget", type=float, default=None, help="search seconds in all (the scheduler's rounds stop after)")
+  ap.add_argument("--time-budget", type=float, default=None, help="seconds of tuning in all, a limit: from the first default measured to the last final check")
   ap.add_argument("--strategy", choices=LEARNED, default="beam")
   ap.add_argument("--next-gain", type=float, default=NEXT_GAIN, help=f"a kernel's second round is expected to gain this share of its "
                   f"time (default {NEXT_GAIN}): higher spends more of the budget on later rounds")
