@@ -194,7 +194,7 @@ def _absolute(k:Scheduler, device:dict) -> np.ndarray:
   ax = [_AX_OF.get(t, "loop") for t in types]
   n = len(rngs)
   dev = [float(device.get(key, 0.0) or 0.0) for key in DEVICE_KEYS]
-  sms, bw, l2cap, smem_max, fp32, tcpk = max(dev[0], 1.0), dev[2], dev[3], dev[4], dev[5], dev[6]
+  sms, bw, smem_max, fp32, tcpk = max(dev[0], 1.0), dev[2], dev[4], dev[5], dev[6]
   gpu = bool(k.ren.has_local)
   f: list[float] = [_l2(dev[0]), _l2(dev[1]), _l2(dev[2]), _l2(dev[3]), _l2(dev[4]), _l2(dev[5]), _l2(dev[6])] + stats.row()
 

@@ -1,5 +1,5 @@
 """The online correction (search.adapt): a kernel's own measurements correct the cost model's ranking of its other configs."""
-import math, random
+import math
 from pathlib import Path
 import numpy as np
 from dataset.device import renderer_for
