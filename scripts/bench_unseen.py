@@ -219,7 +219,11 @@ def network_entry(rep:dict, command:str) -> dict:
 def merge_networks(res:dict, models_json:Path, command:str) -> list[str]:
   """bench_models.py's models.json (a host call's, --models unseen) into res["networks"]: replaces the models it holds."""
   reps = json.loads(models_json.read_text())["models"]
-  new = [network_entry({"model": n, **r}, command) for n, r in reps.items() if n in NETWORKS]
+  new = [network_entry({"model": n, **r}, command) for n, r in reps.items() if n in NETWORKS and r.get("tuned_ms")]
+  old = {e["model"]: e for e in res.get("networks", [])}
+  for e in new:   # a network measured again keeps its earlier runs: the spread between runs is part of the result
+    if (o := old.get(e["model"])) is not None:
+      e["earlier"] = o.pop("earlier", []) + [{k: o[k] for k in ("tuned_ms", "beam2_ms", "tune_s", "beam2_tune_s", "device", "date", "command")}]
   res["networks"] = [e for e in res.get("networks", []) if e["model"] not in {n["model"] for n in new}] + new
   res["networks"].sort(key=lambda e: NETWORKS.index(e["model"]))
   return [e["model"] for e in new]
@@ -229,14 +233,15 @@ def network_lines(res:dict) -> list[str]:
   if not nets: return []
   lines = ["", "## Networks", "", "Each network on its own host call (device, date and command per row): tune-model with the defaults "
            "against tinygrad's BEAM=2 on every kernel, latencies in one process, taking turns.", "",
-           "| network | device | kernels | default ms | BEAM=2 ms | tuned ms | tuned/BEAM=2 | torch ms | torch.compile ms | tune s | BEAM=2 s | tune/BEAM=2 | outputs |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+           "| network | device | kernels | default ms | BEAM=2 ms | tuned ms | tuned/BEAM=2 | all runs | torch ms | torch.compile ms | tune s | BEAM=2 s | tune/BEAM=2 | outputs |",
+           "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
   f = lambda v, d=2: "-" if v is None else f"{v:.{d}f}"
+  runs = lambda e: ", ".join(f"{r['tuned_ms']/r['beam2_ms']:.3f}" for r in [*e.get("earlier", []), e])
   for e in nets:
     lines.append(f"| {e['model']} | {e['device']}, {e['date']} | {e['kernels']} | {f(e['default_ms'])} | {f(e['beam2_ms'])} | {f(e['tuned_ms'])} | "
-                 f"{e['tuned_ms']/e['beam2_ms']:.3f} | {f(e['torch_ms'])} | {f(e['torch_compile_ms'])} | {f(e['tune_s'], 1)} | "
+                 f"{e['tuned_ms']/e['beam2_ms']:.3f} | {runs(e)} | {f(e['torch_ms'])} | {f(e['torch_compile_ms'])} | {f(e['tune_s'], 1)} | "
                  f"{f(e['beam2_tune_s'], 1)} | {e['tune_s']/e['beam2_tune_s']:.3f} | {'match' if e['outputs_match'] else 'DIFFER'} |")
-  lines += ["", "Commands:"] + sorted({f"- {e['model']}: `{e['command']}`" for e in nets})
+  lines += ["", "Commands (a network's earlier runs: its entry's `earlier` in unseen.json):"] + sorted({f"- {e['model']}: `{e['command']}`" for e in nets})
   return lines
 
 def write_markdown(res:dict, path:Path):
