@@ -3,8 +3,9 @@
 Entries are keyed by (raw-AST key, device, tinygrad version). While enabled, every LINEAR tinygrad runs gets `opts_to_apply` set
 on each kernel that has an entry (dataset.kernel.with_opts); kernels without one keep tinygrad's default. Enable it with the
 context manager `tuned()`, with `enable()`, or for a whole program with the environment: `KERNTUNE_TUNED=1` (or a cache path)
-and `tuned-run prog.py ARGS` (or `import search.cache` early in the program). Drop-in tuning (search.dropin) also searches every
-kernel the cache lacks, at first sight: `tuned(tune=True)`, `tuned-run --tune prog.py ARGS`, or `KERNTUNE=1`."""
+and `tuned-run prog.py ARGS`. Drop-in tuning (search.dropin) also tunes every kernel the cache lacks, at first sight:
+`tuned(tune=True)`, `tuned-run --tune prog.py ARGS`, or `KERNTUNE=1`. Either variable works in a program that never imports
+kerntune once kerntune.pth is installed (search.hook), and in one that imports search.cache early."""
 from __future__ import annotations
 import contextlib, fcntl, json, os, sys, tempfile, threading
 from pathlib import Path
@@ -31,6 +32,7 @@ class TunedCache:
     self.path = Path(path)
     self.lock = threading.Lock()
     self.entries: dict[str, dict] = self._read()
+    self._opts: dict[str, dict] = {}   # opts_for's tables, until the entries change
 
   def _read(self) -> dict[str, dict]:
     try: raw = json.loads(self.path.read_text()) if self.path.exists() else {}
@@ -49,7 +51,7 @@ class TunedCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
           fcntl.flock(lock, fcntl.LOCK_EX)   # released when the file closes
-          self.entries = {**self._read(), _key(ast_key, device): _entry({"opts": opts, **info})}
+          self.entries, self._opts = {**self._read(), _key(ast_key, device): _entry({"opts": opts, **info})}, {}
           fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
           try:
             with os.fdopen(fd, "w") as f: json.dump(self.entries, f, indent=1); f.flush(); os.fsync(f.fileno())
@@ -59,9 +61,11 @@ class TunedCache:
             raise
       except OSError as e: raise CacheError(f"cannot write tuned-kernel cache {self.path}: {e.strerror or e}") from None
   def opts_for(self, device:str) -> dict:
-    """ast key -> opts for this device and tinygrad version."""
-    suffix = f"|{device}|{TINYGRAD_VERSION}"
-    return {k[:-len(suffix)]: opts_from_json(v["opts"]) for k, v in self.entries.items() if k.endswith(suffix)}
+    """ast key -> opts for this device and tinygrad version (kept until the next put: every LINEAR a program runs asks)."""
+    if device not in self._opts:
+      suffix = f"|{device}|{TINYGRAD_VERSION}"
+      self._opts[device] = {k[:-len(suffix)]: opts_from_json(v["opts"]) for k, v in self.entries.items() if k.endswith(suffix)}
+    return self._opts[device]
 
 # *** injection ***
 
@@ -125,7 +129,7 @@ def tuned(path:str|os.PathLike|None=None, tune:bool=False, tuner=None):
   try: yield c
   finally:
     disable()
-    if t is not None and not t.quiet and t.rows: print(t.summary(_stats["tuned"], _stats["default"], c.path), file=sys.stderr, flush=True)
+    if t is not None and not t.quiet and t.rows: print(t.summary(c.path), file=sys.stderr, flush=True)
 
 def stats() -> dict[str, int]: return dict(_stats)
 
@@ -136,24 +140,27 @@ def _from_env():
       c = enable(None if env == "1" else env, tune)
       if tune:
         from search.dropin import report_at_exit
-        report_at_exit(_tuners[-1], stats, c.path)
+        report_at_exit(_tuners[-1], c.path)
       return
 _from_env()
 
 def run_main(argv=None) -> int:
-  """tuned-run [--tune] PROG.py ARGS: run a Python program with the tuned-kernel cache enabled; --tune also tunes every kernel the
-  cache lacks at first sight (search.dropin; budgets from KERNTUNE_BUDGET, KERNTUNE_KERNEL_S, KERNTUNE_TOTAL_S)."""
+  """tuned-run [--tune [--retune]] PROG.py ARGS: run a Python program with the tuned-kernel cache enabled; --tune also tunes every
+  kernel the cache lacks at first sight (search.dropin; budgets from KERNTUNE_BUDGET, KERNTUNE_KERNEL_S, KERNTUNE_TOTAL_S,
+  KERNTUNE_TOTAL), --retune also searches further the cached kernels whose search stopped on its budget."""
   import runpy
-  argv = sys.argv[1:] if argv is None else argv
-  tune = bool(argv) and argv[0] == "--tune"
-  argv = argv[1:] if tune else argv
-  if not argv: print("usage: tuned-run [--tune] PROG.py [ARGS...]", file=sys.stderr); return 2
+  argv = sys.argv[1:] if argv is None else list(argv)
+  flags = set()
+  while argv and argv[0] in ("--tune", "--retune"): flags.add(argv.pop(0))
+  tune, retune = bool(flags), "--retune" in flags
+  if not argv or argv[0].startswith("-"):
+    print("usage: tuned-run [--tune [--retune]] PROG.py [ARGS...]", file=sys.stderr); return 2
   if not Path(argv[0]).is_file(): print(f"tuned-run: error: no such program {argv[0]}", file=sys.stderr); return 2
   if not _active or (tune and _tuners[-1] is None):
-    c = enable(None, tune)
-    if tune:
-      from search.dropin import report_at_exit
-      report_at_exit(_tuners[-1], stats, c.path)
+    from search.dropin import from_env, report_at_exit
+    c = enable(None, tune, from_env() if tune else None)
+    if tune: report_at_exit(_tuners[-1], c.path)
+  if retune and _tuners[-1] is not None: _tuners[-1].retune = True
   sys.argv = argv
   runpy.run_path(argv[0], run_name="__main__")
   return 0

@@ -1,25 +1,40 @@
-"""Drop-in tuning: every kernel a tinygrad program runs that the tuned-kernel cache lacks is searched at first sight with the learned
-beam, where tinygrad's BEAM=2 would search it at first compile; the verified answer goes to the cache and runs at once, so a second
-run of the program replays the cache and searches nothing. Backward and optimizer kernels, and kernels captured by TinyJit, pass
-through the same hook (search.cache._apply). A kernel with a symbolic shape (a Variable) keeps tinygrad's default: its runtime
-depends on a value the search cannot see.
+"""Drop-in tuning: every kernel a tinygrad program runs that the tuned-kernel cache lacks is tuned at first sight, where tinygrad's
+BEAM would search it (at first compile); the verified answer goes to the cache and runs at once, so a second run of the program
+replays the cache and searches nothing. Backward and optimizer kernels, and kernels captured by TinyJit, pass through the same hook
+(search.cache._apply).
 
-  with tuned(tune=True): out = model(x).realize()     # or: tuned-run --tune prog.py ARGS, or KERNTUNE=1 with search.cache imported"""
+The new kernels of one LINEAR (what one realize runs; a TinyJit's first call holds a whole step) are tuned together, as tune-model
+tunes a model's: each one's default is timed once, then a pool of `budget` timed candidates per kernel is shared out round by round
+by expected gain (search.task_scheduler), so a kernel gets what its share of the LINEAR's runtime is worth and a small one keeps its
+default (cached as such). A kernel whose search stopped on its budget is marked so in the cache: a later run searches it further,
+starting from its cached configs, with `retune` or a larger `budget`. A kernel with a symbolic shape (a Variable) keeps tinygrad's
+default: its runtime depends on a value the search cannot see.
+
+  with tuned(tune=True): out = model(x).realize()     # or tuned-run --tune prog.py ARGS, or KERNTUNE=1 python prog.py (search.hook)"""
 from __future__ import annotations
-import atexit, math, os, sys, time
+import atexit, contextlib, json, math, os, random, sys, time
+from collections import Counter
 from dataclasses import dataclass, field
 from tinygrad.uop.ops import Ops, UOp
 
+BUDGET = 10   # timed candidates per kernel, pooled: tune-model's default (search.task_scheduler.PER_KERNEL_DEFAULT)
+TOP = 4       # configs a cache entry keeps (its fastest measured): a later search of the kernel starts from them
+SHOWN = 20    # per-kernel lines of the summary (the costliest kernels); KERNTUNE_REPORT has them all
+
 @dataclass
 class Tuner:
-  budget: int = 24                  # timed candidates per kernel at most (the learned beam usually stops sooner)
-  kernel_s: float = 60.0            # seconds per kernel at most
-  total_s: float|None = None        # seconds for the whole program; once spent, kernels the cache lacks keep their default
+  budget: int = BUDGET              # timed candidates per new kernel, pooled over a LINEAR's kernels and shared out by expected gain
+  kernel_s: float = 60.0            # seconds of search per kernel at most
+  total_s: float|None = None        # seconds for the whole program; once spent, kernels the cache lacks keep their default, uncached
+  total: int|None = None            # timed candidates for the whole program, likewise
+  retune: bool = False              # search further the cached kernels whose search stopped on its budget
   workers: int|None = None          # compile processes (None: every core but one on a GPU, none on the CPU)
   model: str|None = None            # cost model (None: the shipped one for the device)
-  quiet: bool = False
+  quiet: bool = False               # no progress and no summary
   spent_s: float = 0.0
-  rows: list[dict] = field(default_factory=list)   # one per kernel met: name, status, search_s, us, hand_us
+  timed: int = 0
+  rows: list[dict] = field(default_factory=list)      # one per kernel met that was not replayed from the cache
+  replayed: set[str] = field(default_factory=set)     # kernels met that the cache had
   _seen: set[str] = field(default_factory=set)
   _scorers: dict = field(default_factory=dict)
   _busy: bool = False
@@ -32,52 +47,167 @@ class Tuner:
       self._scorers[device] = load_model(self.model, device, name, arch, False)[0].scorer(props)
     return self._scorers[device]
 
+  def again(self, hit:dict) -> bool:
+    """Whether a cached kernel is searched further: its search stopped on its budget, and this run retunes or has more budget."""
+    return hit.get("stopped") == "budget" and (self.retune or self.budget > hit.get("kernel_budget", self.budget))
+
+  def over(self) -> bool:
+    return (self.total_s is not None and self.spent_s >= self.total_s) or (self.total is not None and self.timed >= self.total)
+
   def tune(self, linear:UOp, device:str, table:dict, cache) -> None:
-    """Search the kernels of `linear` that `table` (ast key -> opts) lacks; put the verified answers in `cache` and `table`."""
+    """Tune the kernels of `linear` that `cache` lacks (or that `again` picks); put the answers in `cache` and `table` (ast key -> opts)."""
     if self._busy: return   # a search's own runs are not tuned
     asts = [c.src[0] for c in linear.src if c.src[0].op is Ops.SINK]
-    new = [a for a in asts if (k := a.key.hex()) not in table and k not in self._seen]
-    if not new: return
-    from dataset.kernel import Kernel, opts_to_json
-    from search.api import search_kernels
-    from search.measure import Budget
-    todo = []
-    for a in new:
-      self._seen.add(key := a.key.hex())
-      name = f"kernel {len(self._seen)}"
-      if _symbolic(a, device): self.rows.append({"name": name, "key": key, "status": "symbolic"}); continue
-      if self.total_s is not None and self.spent_s >= self.total_s: self.rows.append({"name": name, "key": key, "status": "over budget"}); continue
-      todo.append(Kernel(key, a, name, "dropin", "dropin"))
-    if not todo: return
-    workers = self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
-    self._busy, st = True, time.perf_counter()
-    try:
-      if not self.quiet: print(f"kerntune: tuning {len(todo)} new kernel(s) on {device}", file=sys.stderr, flush=True)
-      found = search_kernels(todo, device, "beam", Budget(self.budget, self.kernel_s), self._scorer(device), 0, workers)
-    except Exception as e:   # a search that breaks leaves the program running with tinygrad's defaults
-      self.rows += [{"name": k.name, "key": k.key, "status": f"failed: {type(e).__name__}: {e}"} for k in todo]
-      return
-    finally: self._busy, dt = False, time.perf_counter() - st
-    self.spent_s += dt
-    for k, (o, m) in zip(todo, found):
-      m.close()
-      row = {"name": k.name, "key": k.key, "search_s": round(dt/len(todo), 3), "us": o.time_s*1e6, "hand_us": o.hand_time_s*1e6, "timed": o.timed}
-      if not o.verified: self.rows.append({**row, "status": f"default: {o.check}"}); continue
-      cache.put(k.key, device, opts_to_json(o.opts), time_us=o.time_s*1e6, hand_coded_us=o.hand_time_s*1e6, name=k.name, strategy="dropin",
-                tune_s=row["search_s"], timed=o.timed, compiled=o.compiled)
-      table[k.key] = o.opts
-      self.rows.append({**row, "status": "tuned"})
+    runs, todo, rest = Counter(a.key.hex() for a in asts), [], 0.0
+    for key, a in {a.key.hex(): a for a in asts}.items():
+      hit = cache.get(key, device)
+      if key in self._seen or (hit is not None and not self.again(hit)):
+        # kernels not tuned now count in the LINEAR's time, by their cached time: a new kernel's share is of the whole LINEAR
+        if hit is not None and hit.get("time_us") is not None: rest += runs[key]*hit["time_us"]
+        if key not in self._seen: self._seen.add(key); self.replayed.add(key)
+        continue
+      self._seen.add(key)
+      row = {"name": f"kernel {len(self.rows) + 1}", "key": key, "kernel": _describe(a, device), "runs": runs[key], "status": None}
+      self.rows.append(row)
+      if _symbolic(a, device): row["status"] = "symbolic"
+      elif self.over(): row["status"] = "over budget"
+      else: todo.append((row, a, hit))
+    if todo: self._search(todo, device, table, cache, rest)
 
-  def summary(self, replayed:int, default:int, cache_path) -> str:
+  def _search(self, todo:list[tuple[dict, UOp, dict|None]], device:str, table:dict, cache, rest:float):
+    from tqdm import tqdm
+    from dataset.errors import one_line
+    from dataset.kernel import Kernel, opts_from_json, opts_to_json, scheduler
+    from search.beam import Beam, prepare_all
+    from search.context import Context
+    from search.measure import Budget, Measurer
+    from search.strategies import finish
+    from search.task_scheduler import FIRST_GAIN, MIN_PER_KERNEL, STOP_GAIN, schedule
+    workers = self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
+    strat, ctxs, st = Beam(adaptive=False), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
+    say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
+    say(f"{len(todo)} new kernel(s) on {device}: timing their defaults")
+    self._busy = True
+    try:
+      try: scorer = self._scorer(device)
+      except Exception as e:   # no cost model for this device: the program runs on with tinygrad's defaults
+        for row, _, _ in todo: row["status"] = f"failed: {one_line(e, 300)}"
+        return
+      for i, (row, a, hit) in enumerate(todo):
+        try:
+          m = Measurer(Kernel(row["key"], a, row["name"], "dropin", "dropin"), device, Budget(), workers=workers)
+          ctxs[i] = Context(scheduler(a, m.ren), m, scorer, random.Random(0))
+          if hit is not None: ctxs[i].history = [opts_from_json(o) for o in hit.get("top") or [hit["opts"]]]   # retune: from its configs
+        except Exception as e: row["status"] = f"failed: {one_line(e, 300)}"
+      for i, c in ctxs.items():   # the defaults (their compiles started with the Measurers): the shares go by them
+        row, m = todo[i][0], c.measurer
+        try: row["default_us"] = m.measure([m.hand])[0]*1e6
+        except Exception as e: row["status"] = f"failed: {one_line(e, 300)}"
+        else:
+          if row["default_us"] == math.inf: row["status"] = f"failed: the default does not run ({m.errors.get(m.hand, '?')})"
+      live = sorted((i for i in ctxs if todo[i][0]["status"] is None), key=lambda i: -todo[i][0]["runs"]*todo[i][0]["default_us"])
+      total = self.budget*len(live) if self.total is None else min(self.budget*len(live), max(0, self.total - self.timed))
+      seconds = None if self.total_s is None else max(0.0, self.total_s - self.spent_s - (time.perf_counter() - st))
+      if self.budget <= strat.seed_picks:   # a budget too small for the beam's first batch: one round of what it pays for (Beam.one_round)
+        for i in live: ctxs[i].measurer.budget.measurements = ctxs[i].measurer.timed + self.budget
+      first = {}
+      for i, batch in zip(live, prepare_all(strat, [ctxs[i] for i in live]) if total else []):   # costliest first, as tune-model
+        if isinstance(batch, Exception): todo[i][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"
+        first[i] = len(set(batch) - {ctxs[i].measurer.hand}) if not isinstance(batch, Exception) else 0
+      live = [i for i in live if todo[i][0]["status"] is None]
+      setup = (time.perf_counter() - st)/max(1, len(ctxs))
+      for i in ctxs: todo[i][0]["search_s"] = setup
+      base = {i: ctxs[i].measurer.timed for i in live}   # the default's timing is no search
+      bar = tqdm(total=total, desc=f"kerntune {device} {len(live)} kernels", unit="timed", file=sys.stderr, disable=self.quiet or not live,
+                 mininterval=1.0, leave=False)
+      def search(j:int, b:int) -> tuple[int, float, bool]:
+        i = live[j]
+        c, m, row = ctxs[i], ctxs[i].measurer, todo[i][0]
+        spent = row["search_s"] - setup
+        if not c.state.get("stopped") and row["status"] is None and spent < self.kernel_s:
+          t0, n0 = time.perf_counter(), m.timed
+          c.round_size = b - (m.timed - base[i])   # this round's candidates: one batch
+          m.budget.measurements, m.budget.seconds = base[i] + b, m.elapsed + self.kernel_s - spent
+          try: strat.run(c)
+          except Exception as e: row["status"] = f"failed: {one_line(e, 300)}"
+          row["search_s"] += time.perf_counter() - t0
+          bar.update(m.timed - n0)
+          bar.set_postfix_str(f"{row['name']} {row['kernel']} {row['default_us']/max(m.best*1e6, 1e-9):.2f}x", refresh=False)
+        return m.timed - base[i], m.best*1e6, bool(c.state.get("stopped")) or row["status"] is not None or row["search_s"] - setup >= self.kernel_s
+      def ahead(order:list[int], size:int):
+        # the next kernels' rounds get ready (children scored and compiling in the pool) while this one's is timed
+        for j in order:
+          if todo[i := live[j]][0]["status"] is None:
+            t0, ctxs[i].round_size = time.perf_counter(), size
+            with contextlib.suppress(Exception): strat.ahead(ctxs[i])
+            todo[i][0]["search_s"] += time.perf_counter() - t0
+      alloc = dict(zip(live, schedule([todo[i][0]["runs"] for i in live], [todo[i][0]["default_us"] for i in live], search, total, seconds,
+                                      [first.get(i) or MIN_PER_KERNEL for i in live], ahead, slots=workers, rest=rest))) if live else {}
+      bar.close()
+      best = {i: min(ctxs[i].measurer.best*1e6, todo[i][0]["default_us"]) for i in live}
+      now_us = rest + sum(todo[i][0]["runs"]*best[i] for i in live)
+      for i, c in ctxs.items():
+        row, a, hit = todo[i]
+        m, t0 = c.measurer, time.perf_counter()
+        if row["status"] is None and alloc.get(i, 0) > 0:
+          o = finish(c, "beam", row["search_s"])
+          row.update(timed=o.timed - base[i], budget=alloc[i], search_s=row["search_s"] + time.perf_counter() - t0,
+                     stopped="converged" if c.state.get("stopped") and c.state.get("max_rounds", 0) > 1 else "budget")
+          self.timed += row["timed"]
+          if not o.verified: row["status"] = f"failed: {o.check}"
+          else:
+            row.update(status="tuned", us=o.time_s*1e6, default_us=o.hand_time_s*1e6)
+            top = sorted((t, p) for p, t in m.times.items() if t < math.inf)[:TOP]
+            cache.put(row["key"], device, opts_to_json(o.opts), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
+                      strategy="dropin", tune_s=round(row["search_s"], 3), timed=row["timed"], compiled=o.compiled, stopped=row["stopped"],
+                      kernel_budget=self.budget, top=[opts_to_json(p) for _, p in top])
+            table[row["key"]] = o.opts
+        elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
+        elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
+          small = row["runs"]*row["default_us"]*FIRST_GAIN < STOP_GAIN*now_us
+          row.update(status="small" if small else "over budget", us=row["default_us"], stopped="small" if small else "budget")
+          cache.put(row["key"], device, opts_to_json(m.hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
+                    strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)
+          table[row["key"]] = m.hand
+      tuned = [todo[i][0] for i in ctxs if todo[i][0]["status"] == "tuned"]
+      say(f"{len(todo)} kernel(s) in {time.perf_counter() - st:.1f} s: {len(tuned)} tuned ({_geomean(tuned):.2f}x, geomean)" +
+          "".join(f", {n} {s}" for s, n in Counter(_kind(todo[i][0]["status"]) for i in ctxs if todo[i][0]["status"] != "tuned").items()))
+    finally:
+      self._busy = False
+      self.spent_s += time.perf_counter() - st
+      for c in ctxs.values(): c.measurer.close()
+
+  def report(self, cache_path) -> dict:
+    """The whole run: counts, seconds, and every kernel's row (KERNTUNE_REPORT writes it as JSON)."""
     tuned = [r for r in self.rows if r["status"] == "tuned"]
-    left = {s: sum(r["status"].startswith(s) for r in self.rows) for s in ("symbolic", "over budget", "default", "failed")}
-    gain = math.exp(sum(math.log(r["hand_us"]/r["us"]) for r in tuned)/len(tuned)) if tuned else 1.0
-    lines = [f"kerntune: {len(tuned)} kernel(s) tuned in {self.spent_s:.1f} s (geomean {gain:.2f}x over tinygrad's default), "
-             f"{replayed} kernel run(s) replayed from the cache, {default} kernel run(s) left default"
-             + "".join(f", {n} {s}" for s, n in left.items() if n) + f"; cache {cache_path}"]
-    lines += [f"  {r['name']}: {r['hand_us']:.1f} -> {r['us']:.1f} us ({r['hand_us']/r['us']:.2f}x), {r['search_s']:.1f} s, {r['timed']} timed" for r in tuned]
-    lines += [f"  {r['name']}: {r['status']}" for r in self.rows if r["status"] != "tuned"]
+    return {"tuned": len(tuned), "replayed": len(self.replayed), "left_default": dict(Counter(_kind(r["status"]) for r in self.rows if r["status"] != "tuned")),
+            "search_s": round(self.spent_s, 3), "timed": self.timed, "gain": _geomean(tuned), "cache": str(cache_path), "kernels": self.rows}
+
+  def summary(self, cache_path) -> str:
+    rep, tuned = self.report(cache_path), [r for r in self.rows if r["status"] == "tuned"]
+    left = rep["left_default"]
+    lines = [f"kerntune: {len(tuned)} kernel(s) tuned in {self.spent_s:.1f} s ({rep['gain']:.2f}x over tinygrad's default, geomean), "
+             f"{len(self.replayed)} replayed from the cache, {sum(left.values())} left default" +
+             (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") + f"; cache {cache_path}"]
+    saved = lambda r: r["runs"]*(r["default_us"] - r["us"])
+    for r in sorted(tuned, key=saved, reverse=True)[:SHOWN]:
+      lines.append(f"  {r['name']}: {r['default_us']:.1f} -> {r['us']:.1f} us ({r['default_us']/r['us']:.2f}x), {r['kernel']} x{r['runs']}, "
+                   f"{r['timed']} timed in {r['search_s']:.1f} s, stopped {'on its budget' if r['stopped'] == 'budget' else 'converged'}")
+    if len(tuned) > SHOWN: lines.append(f"  ... {len(tuned) - SHOWN} more tuned (KERNTUNE_REPORT=FILE.json writes every kernel)")
+    lines += [f"  {r['name']}: {r['status']} (left default), {r['kernel']}" for r in self.rows if r["status"] == "symbolic" or r["status"].startswith("failed")]
     return "\n".join(lines)
+
+def _kind(status:str) -> str: return "failed" if status.startswith("failed") else status
+def _geomean(rows:list[dict]) -> float:
+  return math.exp(sum(math.log(r["default_us"]/r["us"]) for r in rows)/len(rows)) if rows else 1.0
+
+def _describe(ast:UOp, device:str) -> str:
+  """tinygrad's kind of name: r(educe)/E(lementwise) and the loop sizes."""
+  from dataset.device import renderer_for
+  from dataset.kernel import scheduler
+  try: s = scheduler(ast, renderer_for(device, compiler=False))
+  except Exception: return "?"
+  return ("r" if s.reduceop is not None else "E") + "".join(f"_{d if isinstance(d, int) else d.render()}" for d in s.full_shape)
 
 def _symbolic(ast:UOp, device:str) -> bool:
   """Whether the kernel's loop shape holds a Variable (its size is known only at run time)."""
@@ -86,13 +216,23 @@ def _symbolic(ast:UOp, device:str) -> bool:
   try: return not all(isinstance(s, int) for s in scheduler(ast, renderer_for(device, compiler=False)).full_shape)
   except Exception: return True   # a kernel the Scheduler cannot take is not searched either
 
-def from_env() -> Tuner:
-  """A Tuner with its budgets from KERNTUNE_BUDGET (timed per kernel), KERNTUNE_KERNEL_S and KERNTUNE_TOTAL_S (seconds)."""
-  env = os.environ.get
-  return Tuner(budget=int(env("KERNTUNE_BUDGET", 24)), kernel_s=float(env("KERNTUNE_KERNEL_S", 60)),
-               total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None, model=env("KERNTUNE_MODEL"))
+def _flag(v:str|None) -> bool: return v not in (None, "", "0")
 
-def report_at_exit(tuner:Tuner, stats, cache_path):
+def from_env() -> Tuner:
+  """A Tuner from the environment: KERNTUNE_BUDGET (timed candidates per kernel, pooled), KERNTUNE_KERNEL_S (seconds per kernel),
+  KERNTUNE_TOTAL_S and KERNTUNE_TOTAL (seconds and timed candidates for the program), KERNTUNE_RETUNE=1, KERNTUNE_MODEL,
+  KERNTUNE_QUIET=1."""
+  env = os.environ.get
+  return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
+               total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None,
+               total=int(env("KERNTUNE_TOTAL")) if env("KERNTUNE_TOTAL") else None,
+               retune=_flag(env("KERNTUNE_RETUNE")), model=env("KERNTUNE_MODEL"), quiet=_flag(env("KERNTUNE_QUIET")))
+
+def report_at_exit(tuner:Tuner, cache_path):
+  """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""
   def say():
-    if tuner.rows or stats()["tuned"]: print(tuner.summary(stats()["tuned"], stats()["default"], cache_path), file=sys.stderr, flush=True)
+    if not (tuner.rows or tuner.replayed): return
+    if not tuner.quiet: print(tuner.summary(cache_path), file=sys.stderr, flush=True)
+    if path := os.environ.get("KERNTUNE_REPORT"):
+      with open(path, "w") as f: json.dump(tuner.report(cache_path), f, indent=1, default=str)
   atexit.register(say)

@@ -1,8 +1,10 @@
-"""Drop-in tuning (search.dropin): a tinygrad program's kernels are tuned at first sight, cached, and replayed by a second run."""
+"""Drop-in tuning (search.dropin): a tinygrad program's kernels are tuned at first sight, cached, and replayed by a second run; a
+kernel gets what its share of the runtime is worth; a search stopped on its budget goes on in a later run."""
 import numpy as np
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor, Variable
 from search.cache import TunedCache, tuned
 from search.dropin import Tuner
+from search.task_scheduler import schedule
 
 def _step(w0:np.ndarray, x0:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   """One SGD step of a tiny two-layer net on the CPU: forward, backward and the weight update; returns (loss, new weights)."""
@@ -22,22 +24,70 @@ def test_dropin_tunes_a_training_step_once(tmp_path):
   w0, x0 = rng.standard_normal((24, 16)).astype(np.float32), rng.standard_normal((32, 24)).astype(np.float32)
   ref_loss, ref_w = _step(w0, x0)   # untuned
   path = tmp_path / "tuned.json"
-  fwd = Tuner(budget=3, kernel_s=20, quiet=True)
+  fwd = Tuner(budget=4, kernel_s=20, quiet=True)
   with tuned(path, tuner=fwd): _forward(w0, x0)
   forward_keys = {r["key"] for r in fwd.rows}
-  t1 = Tuner(budget=3, kernel_s=20, quiet=True)
+  t1 = Tuner(budget=4, kernel_s=20, quiet=True)
   with tuned(path, tuner=t1): loss, new_w = _step(w0, x0)
   np.testing.assert_allclose(loss, ref_loss, rtol=1e-4)
   np.testing.assert_allclose(new_w, ref_w, rtol=1e-4, atol=1e-6)
+  rows = fwd.rows + t1.rows
+  # every kernel is searched (and verified) or, where its share of the step is too small to pay for a search, keeps its default
+  assert {r["status"] for r in rows} <= {"tuned", "small"}, [r["status"] for r in rows]
   entries = TunedCache(path).entries
-  tuned_keys = {r["key"] for r in fwd.rows + t1.rows if r["status"] == "tuned"}
-  assert {r["status"] for r in fwd.rows + t1.rows} == {"tuned"}, [r["status"] for r in fwd.rows + t1.rows]
-  assert len(entries) == len(tuned_keys) == len(fwd.rows) + len(t1.rows)   # one entry per distinct kernel
-  assert t1.rows and not forward_keys & {r["key"] for r in t1.rows}      # the step's new kernels: backward and the update
-  assert len(t1.rows) >= 2
+  assert len(entries) == len({r["key"] for r in rows}) == len(rows)   # one entry per distinct kernel, a kept default's too
+  step_new = [r for r in t1.rows if r["key"] not in forward_keys]   # the step's new kernels: backward and the update
+  assert len(step_new) >= 2 and any(r["status"] == "tuned" for r in step_new), [(r["kernel"], r["status"]) for r in t1.rows]
   # a second run searches nothing and computes the same
-  t2 = Tuner(budget=3, kernel_s=20, quiet=True)
+  t2 = Tuner(budget=4, kernel_s=20, quiet=True)
   with tuned(path, tuner=t2): loss2, new_w2 = _step(w0, x0)
-  assert t2.rows == [] and t2.spent_s == 0.0
+  assert t2.rows == [] and t2.spent_s == 0.0 and {r["key"] for r in t1.rows} <= t2.replayed
   np.testing.assert_allclose(new_w2, ref_w, rtol=1e-4, atol=1e-6)
-  assert "kernel(s) tuned" in t1.summary(0, 0, path)
+  summary = t1.summary(path)
+  assert "kernel(s) tuned" in summary and str(path) in summary
+
+def test_the_scheduler_gives_a_small_kernel_nothing():
+  # kernel 1 is 0.1% of the time: no round of it is expected to save STOP_GAIN of the whole
+  searched = []
+  def search(i, b): searched.append(i); return b, [500.0, 0.5][i], False
+  alloc = schedule([1, 1], [1000.0, 1.0], search, total=40)
+  assert alloc[1] == 0 and alloc[0] > 0 and 1 not in searched
+  # the same kernel beside cached kernels that hold the time (drop-in's `rest`) gets nothing either, alone as it is
+  assert schedule([1], [1.0], lambda i, b: (b, 0.5, False), total=40, rest=1000.0) == [0]
+
+def test_budget_by_share_and_retune(tmp_path):
+  rng = np.random.default_rng(0)
+  a, b, c = [Tensor(rng.standard_normal(s).astype(np.float32)).realize() for s in ((512, 512), (512, 512), (4,))]
+  prog = lambda: Tensor.realize(a @ b, c + 1)   # one LINEAR: a 512^3 GEMM, thousands of times the time of a 4-wide add
+  path = tmp_path / "tuned.json"
+  t1 = Tuner(budget=2, quiet=True)
+  with tuned(path, tuner=t1): prog()
+  by = {r["kernel"]: r for r in t1.rows}
+  gemm, add = by["r_512_512_512"], by["E_4"]
+  assert gemm["status"] == "tuned" and gemm["stopped"] == "budget" and add["status"] == "small"
+  entries = {e["name"]: e for e in TunedCache(path).entries.values()}
+  assert entries["E_4"]["strategy"] == "default" and entries["E_4"]["stopped"] == "small"   # cached: a rerun decides nothing
+  old = entries["r_512_512_512"]
+  # the same budget again: everything replays
+  t2 = Tuner(budget=2, quiet=True)
+  with tuned(path, tuner=t2): prog()
+  assert t2.rows == [] and len(t2.replayed) == 2
+  # retune: the GEMM, whose search stopped on its budget, is searched further from its cached configs; the small add is not
+  t3 = Tuner(budget=2, retune=True, quiet=True)
+  with tuned(path, tuner=t3): prog()
+  assert [r["kernel"] for r in t3.rows] == ["r_512_512_512"] and t3.rows[0]["status"] == "tuned" and t3.rows[0]["timed"] > 0
+  new = TunedCache(path).get(t3.rows[0]["key"], "CPU")
+  assert old["opts"] in new["top"]   # its first batch held the cached answer
+  # more budget than it was tuned with does the same
+  t4 = Tuner(budget=3, quiet=True)
+  with tuned(path, tuner=t4): prog()
+  assert [r["kernel"] for r in t4.rows] == ["r_512_512_512"]
+
+def test_a_symbolic_kernel_keeps_its_default(tmp_path):
+  a = Tensor(np.arange(128, dtype=np.float32).reshape(16, 8)).realize()
+  t = Tuner(budget=2, quiet=True)
+  with tuned(tmp_path / "tuned.json", tuner=t): out = (a[:Variable("n", 1, 16).bind(5)] * 2).sum(1).realize()
+  np.testing.assert_allclose(out.shrink(((0, 5),)).numpy(), (np.arange(40).reshape(5, 8)*2).sum(1))
+  assert [(r["kernel"], r["status"]) for r in t.rows] == [("r_n_8", "symbolic")]
+  assert "kernel 1: symbolic (left default), r_n_8" in t.summary(tmp_path / "tuned.json")
+  assert TunedCache(tmp_path / "tuned.json").entries == {}
