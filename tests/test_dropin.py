@@ -1,10 +1,15 @@
 """Drop-in tuning (search.dropin): a tinygrad program's kernels are tuned at first sight, cached, and replayed by a second run; a
-kernel gets what its share of the runtime is worth; a search stopped on its budget goes on in a later run."""
+kernel gets what its share of the runtime is worth; a search stopped on its budget goes on in a later run; KERNTUNE=1 works in a
+program that never imports kerntune (search.hook)."""
+import json, os, subprocess, sys, sysconfig
+from pathlib import Path
 import numpy as np
 from tinygrad import Tensor, Variable
 from search.cache import TunedCache, tuned
 from search.dropin import Tuner
 from search.task_scheduler import schedule
+
+ROOT = Path(__file__).resolve().parents[1]
 
 def _step(w0:np.ndarray, x0:np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   """One SGD step of a tiny two-layer net on the CPU: forward, backward and the weight update; returns (loss, new weights)."""
@@ -91,3 +96,33 @@ def test_a_symbolic_kernel_keeps_its_default(tmp_path):
   assert [(r["kernel"], r["status"]) for r in t.rows] == [("r_n_8", "symbolic")]
   assert "kernel 1: symbolic (left default), r_n_8" in t.summary(tmp_path / "tuned.json")
   assert TunedCache(tmp_path / "tuned.json").entries == {}
+
+PROG = """
+import numpy as np
+from tinygrad import Tensor
+x = Tensor(np.arange(48, dtype=np.float32).reshape(6, 8))
+print(((x @ x.T).relu() + 1).sum(1).numpy().tolist())
+"""
+
+def test_kerntune_env_tunes_a_program_that_never_imports_it(tmp_path):
+  # a virtual environment over this one, with kerntune.pth installed (search.hook): what a user's environment holds
+  venv = tmp_path / "venv"
+  subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+  py = str(venv / "bin" / "python")
+  purelib = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()
+  subprocess.run([py, "-m", "search.hook", "install", purelib], check=True, cwd=ROOT, capture_output=True)
+  (prog := tmp_path / "prog.py").write_text(PROG)
+  env = {k: v for k, v in os.environ.items() if not k.startswith("KERNTUNE")} | {"KERNTUNE_CACHE": str(tmp_path / "tuned.json")}
+  run = lambda **e: subprocess.run([py, str(prog)], cwd=tmp_path, env=env | e, capture_output=True, text=True, timeout=300)
+  plain = run()
+  assert plain.returncode == 0 and "kerntune" not in plain.stderr and not (tmp_path / "tuned.json").exists()
+  first = run(KERNTUNE="1", KERNTUNE_BUDGET="2", KERNTUNE_REPORT=str(tmp_path / "report.json"))
+  assert first.returncode == 0 and first.stdout == plain.stdout, first.stderr[-3000:]
+  rep = json.loads((tmp_path / "report.json").read_text())
+  assert rep["tuned"] + sum(rep["left_default"].values()) == len(rep["kernels"]) > 0 and rep["tuned"] > 0, rep
+  assert len(TunedCache(tmp_path / "tuned.json").entries) == len(rep["kernels"])
+  assert f"kerntune: {rep['tuned']} kernel(s) tuned" in first.stderr and str(tmp_path / "tuned.json") in first.stderr
+  again = run(KERNTUNE="1", KERNTUNE_BUDGET="2", KERNTUNE_QUIET="1", KERNTUNE_REPORT=str(tmp_path / "again.json"))
+  assert again.returncode == 0 and again.stdout == plain.stdout and "kerntune" not in again.stderr, again.stderr[-3000:]
+  rep2 = json.loads((tmp_path / "again.json").read_text())
+  assert rep2["tuned"] == 0 and rep2["search_s"] == 0 and rep2["replayed"] == len(rep["kernels"])   # a second run searches nothing
