@@ -236,7 +236,7 @@ def _absolute(k:Scheduler, device:dict) -> np.ndarray:
     idx, valid = b.src[1].get_idx(), b.src[1].get_valid()
     if idx is not b.src[1]: itopo = idx.toposort()   # a gated access: strides and dependences are of the index alone
     isz, numel = b.src[0].dtype.itemsize, b.src[0].max_numel()
-    addr = _evaluate(idx, env, itopo)
+    addr = np.broadcast_to(_evaluate(idx, env, itopo), pts.shape[1:])   # an index of no range (a loop-less kernel) is one value
     dep = {x for x in itopo if x.op is Ops.RANGE}
     iops = sum(1 for x in itopo if x.op in GroupOp.ALU)
     idivmod = sum(1 for x in itopo if x.op in (Ops.FLOORDIV, Ops.FLOORMOD, Ops.CDIV, Ops.CMOD))

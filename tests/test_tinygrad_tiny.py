@@ -28,10 +28,9 @@ def test_an_fp16_kernel_storing_a_constant_is_searched():
 
 def test_a_kernel_without_loops_is_searched():
   # test_const's Tensor(2.0).item(): one config, nothing to fit the beam's correction on, so nothing to score (the cost model's
-  # features fail on a kernel without loops: test_features_of_a_kernel_without_loops)
+  # features of a kernel without loops: test_features_of_a_kernel_without_loops)
   assert (found := _search(Tensor.full((1,), 2.0).contiguous())) and all(o.verified for o in found)
 
-@pytest.mark.xfail(reason="models/features.py _absolute: a kernel without ranges evaluates its index to a 0-d array (addr[1:1+n])")
 def test_features_of_a_kernel_without_loops():
   from search.api import load_model
   name, arch, props = device_info("CPU")
