@@ -5,6 +5,7 @@
   kerntune search ARGS        search: tune one workload's kernels, guided by the model
   kerntune tune-model ARGS    tune-model: tune every kernel of a whole model under one budget
   kerntune run PROG.py ARGS   tuned-run: run a program with the tuned kernels
+  kerntune fuzz ARGS          random kernels under random valid opts, each checked against its unoptimized kernel (search.fuzz)
   kerntune quickstart         generate -> train -> search on this machine's CPU in under 10 minutes"""
 from __future__ import annotations
 import argparse, importlib, json, math, sys, time
@@ -14,9 +15,10 @@ from typing import Callable
 # subcommand -> its console script's main, imported on use: the jobs' imports (torch, LightGBM, onnx) take seconds the others need not pay
 COMMANDS = {"generate": "models.generate:main", "train": "models.train:main", "search": "search.cli:main",
             "tune-model": "search.tune_model:main", "run": "search.cache:run_main"}
+TOOLS = {"fuzz": "search.fuzz:main"}   # subcommands without a console script of their own
 
 def command(name:str) -> Callable[[list[str]], int]:
-  mod, fn = COMMANDS[name].split(":")
+  mod, fn = {**COMMANDS, **TOOLS}[name].split(":")
   return getattr(importlib.import_module(mod), fn)
 
 # *** quickstart ***
@@ -84,7 +86,7 @@ def main(argv=None) -> int:
   argv = sys.argv[1:] if argv is None else argv
   usage = "usage: kerntune COMMAND ARGS (kerntune COMMAND --help for its arguments)\n" + __doc__.split("\n", 1)[1].strip("\n")
   if argv[:1] in (["-h"], ["--help"]): print(usage); return 0
-  if not argv or argv[0] not in (*COMMANDS, "quickstart"):
+  if not argv or argv[0] not in (*COMMANDS, *TOOLS, "quickstart"):
     print(usage + (f"\nkerntune: error: unknown command {argv[0]!r}" if argv else ""), file=sys.stderr); return 2
   return quickstart(argv[1:]) if argv[0] == "quickstart" else command(argv[0])(argv[1:])
 

@@ -14,7 +14,9 @@ def test_subcommands_are_the_console_scripts(capsys):
   assert K.main(["generate", "--list"]) == 0 and "conv2d" in capsys.readouterr().out   # dispatched, arguments passed through
   assert K.main(["--help"]) == 0
   out = capsys.readouterr().out
-  assert all(c in out for c in [*K.COMMANDS, "quickstart"]), out
+  assert all(c in out for c in [*K.COMMANDS, *K.TOOLS, "quickstart"]), out
+  with pytest.raises(SystemExit) as e: K.main(["fuzz", "--help"])
+  assert e.value.code == 0 and "--seconds" in capsys.readouterr().out
   for argv in ([], ["nosuch"]): assert K.main(argv) == 2
   assert "unknown command 'nosuch'" in capsys.readouterr().err
 
