@@ -80,10 +80,20 @@ def select(store:str, ds, score:np.ndarray, top:int, random:int=0, seed:int=0, b
   return {"store": str(store), "device": ds.device, "top": top, "random": random, "best": best, "mode": "consolidate" if best else "early",
           "kernels": kernels}
 
+COMPILE_S = 20   # a config's compile alarm in seconds (dataset.compile: signal.alarm takes whole seconds)
+
+def _hung(task, limit_s:float):
+  """A done future holding a hung compile's result: a timeout."""
+  from concurrent.futures import Future
+  from dataset.compile import Compiled
+  f: Future = Future(); f.set_result(Compiled(task, task.parent, "timeout", error=f"compile hung: no result in {limit_s:g} s"))
+  return f
+
 def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|None=None, shard:tuple[int, int]=(0, 1), log=print) -> dict:
   """Compile (in a pool) and time every selected config without the early stop; resumes from `out`. shard (i, n): every n-th
   kernel from the i-th, so n GPUs of one host share a selection."""
-  from dataset.compile import Task, make_pool, run_task, configure
+  from concurrent.futures import wait
+  from dataset.compile import Overdue, Task, hang_limit, kill_pool, make_pool, run_task, configure
   from dataset.device import L2Flush, device_info, renderer_for
   from dataset.kernel import Kernel, opts_from_json
   from dataset.timing import Bench
@@ -94,8 +104,10 @@ def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|
   todo = [k for k in sel["kernels"][shard[0]::shard[1]] if k["key"] not in res["kernels"]]
   ren, flush, st = renderer_for(device), L2Flush(device), time.perf_counter()
   blobs = {k["key"]: base64.b64decode(k["ast"]) for k in todo}
-  pool = make_pool(workers, ren, [{"key": k, "ast": b} for k, b in blobs.items()], 20) if workers > 1 else None
-  if pool is None: configure(ren, blobs, 20)
+  new_pool = lambda: make_pool(workers, ren, [{"key": k, "ast": b} for k, b in blobs.items()], COMPILE_S)
+  pool = new_pool() if workers > 1 else None
+  if pool is None: configure(ren, blobs, COMPILE_S)
+  overdue = Overdue(hang_limit(COMPILE_S))
   try:
     tasks = lambda k: [Task(k["key"], "fixed", opts_from_json(c["opts"])) for c in k["configs"]]
     ahead: dict[int, list] = {}   # the next `workers` kernels' compiles in flight while one kernel is timed: the pool stays full
@@ -105,6 +117,14 @@ def run(sel:dict, out:Path, device:str="CUDA", workers:int=0, time_budget:float|
       else:
         for j in range(n, min(n + workers, len(todo))):
           if j not in ahead: ahead[j] = [pool.submit(run_task, t) for t in tasks(todo[j])]
+        while not all(f.done() for f in ahead[n]):   # bounded: a compile hung in native code is a timeout, its pool replaced
+          wait(ahead[n], 1.0)
+          if hung := overdue(ahead[n]):
+            log(f"retime: {len(hung)} compile(s) of {k['name']} hung: the pool is replaced")
+            kill_pool(pool); pool = new_pool()
+            keep = lambda f: f.done() and not f.cancelled() and f.exception() is None
+            ahead = {j: [f if keep(f) else _hung(t, hang_limit(COMPILE_S)) if f in hung else pool.submit(run_task, t)
+                         for f, t in zip(fs, tasks(todo[j]))] for j, fs in ahead.items()}
         compiled = [f.result() for f in ahead.pop(n)]
       rows = []
       try:

@@ -120,3 +120,30 @@ def test_generate_counts_a_hung_compile_worker(tmp_path, monkeypatch):
   rows = store.db.execute("SELECT opts, error FROM measurements WHERE status='timeout' AND error LIKE 'compile hung%'").fetchall()
   assert rows == [("[]", "compile hung: no result in 15 s")]   # that config alone: the others compiled again in the new pool
   store.close()
+
+def compile_or_hang(task):   # in a spawned compile worker: the config named by KERNTUNE_TEST_HANG never finishes compiling
+  import json, os
+  from dataset.compile import run_task
+  from dataset.kernel import opts_to_json
+  if json.dumps(opts_to_json(task.parent)) == os.environ.get("KERNTUNE_TEST_HANG"): hang()
+  return run_task(task)
+
+def test_retime_cuts_off_a_hung_compile(monkeypatch, tmp_path):
+  """retime's compiles run ahead in a pool: one that hangs is a timeout, its pool is replaced, and every other config is timed."""
+  import base64, json
+  import dataset.compile as C
+  from dataset import retime
+  from dataset.device import device_info
+  from dataset.kernel import opts_to_json
+  monkeypatch.setattr(retime, "COMPILE_S", 1)
+  monkeypatch.setattr(C, "HANG_GRACE_S", 2.0)
+  monkeypatch.setattr(C, "run_task", compile_or_hang)
+  ks = [_kernel(), _kernel("gemm:m=16:k=32:n=16:fp32")]
+  configs = [[(a,) for a, _ in children(scheduler(k.ast, renderer_for("CPU")))[:2]] for k in ks]
+  monkeypatch.setenv("KERNTUNE_TEST_HANG", json.dumps(opts_to_json(configs[0][0])))
+  sel = {"device": device_info("CPU")[0], "kernels": [{"key": k.key, "name": k.name, "ast": base64.b64encode(k.blob()).decode(),
+         "configs": [{"opts": opts_to_json(o)} for o in cs]} for k, cs in zip(ks, configs)]}
+  with within(60): res = retime.run(sel, tmp_path / "r.json", device="CPU", workers=2, log=lambda s: None)
+  rows = [c for k in sel["kernels"] for c in res["kernels"][k["key"]]["configs"]]
+  assert rows[0]["new"] is None and "compile hung" in rows[0]["error"]
+  assert all(r["new"] and len(r["new"]) == 3 for r in rows[1:])
