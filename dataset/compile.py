@@ -67,6 +67,13 @@ def kill_pool(pool:ProcessPoolExecutor):
   # its manager thread notices and closes the pool's pipes: at exit, concurrent.futures would race it writing to them
   if t is not None: t.join(5)
 
+def die_with_parent():
+  """A subprocess' preexec_fn: it is killed when the thread that started it exits (PR_SET_PDEATHSIG), a killed parent's included."""
+  try:
+    import ctypes
+    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)
+  except OSError: pass
+
 class CompileTimeout(Exception): pass
 def _alarm(*_):
   signal.alarm(1)  # raised inside a __del__ the exception is swallowed: fire again until it lands; run_task's finally disarms

@@ -3,6 +3,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from typing import Callable, Iterable
+from tqdm import tqdm
 from dataset.workloads import BUILDERS
 from dataset.kernel import Kernel, kernel_asts
 from dataset.errors import one_line
@@ -177,3 +178,11 @@ def extract(variants:Iterable[Variant], device:str, seen:set[str]|None=None) -> 
       seen.add(key)
       ks.append(Kernel(key, ast, f"{v.name}#{i}", v.family, v.workload))
     yield v, ks
+
+def extract_into(store, variants:list[Variant], device:str, progress:bool=True, beat=lambda: None):
+  """Extract the kernels of variants not yet in the store. Needs no device: scheduling runs nothing."""
+  seen = store.kernel_keys()
+  todo = [v for v in variants if not store.has_variant(v.name, device)]
+  for v, ks in tqdm(extract(todo, device, seen), total=len(todo), desc="extracting kernels", disable=not progress or not todo):
+    store.add_variant(v.name, device, ks, [(None, None)]*len(ks))
+    beat()

@@ -3,19 +3,19 @@
 The process that owns the device runs under a supervisor: a config that crashes it (a segfaulting CPU kernel, a CUDA error that
 poisons the context) or hangs it (no heartbeat for --hang-timeout) is killed, recorded from its pending row, and the run resumes."""
 from __future__ import annotations
-import argparse, json, math, os, random, signal, subprocess, sys, time
+import argparse, json, math, os, random, subprocess, sys, time
 from dataclasses import replace
 from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable
 from tqdm import tqdm
-from dataset.corpus import CORPUS, ShapeError, Variant, extract, select
+from dataset.corpus import CORPUS, ShapeError, Variant, extract_into, select
 from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
 from dataset.plan import KernelPlan, MIX, MODEL_MIX
-from dataset.compile import ONE_TRY, Task, Compiled, Overdue, hang_limit, kill_pool, make_pool
+from dataset.compile import ONE_TRY, Task, Compiled, Overdue, die_with_parent, hang_limit, kill_pool, make_pool
 from dataset.paths import cannot_write
-from dataset.store import Store, StoreError
+from dataset.store import Store, StoreError, writer_lock
 from dataset.device import DeviceError, default_device, device_info, open_device, renderer_for, L2Flush
 from dataset.timing import Bench, RunTimeout
 
@@ -252,14 +252,6 @@ class Generator:
     if status == "ok": p.on_ok(t, c.opts, c.task.kind); self.stats["ok"] += 1
     else: self.stats["failed"] += 1
 
-def extract_into(store:Store, variants:list[Variant], device:str, progress:bool=True, beat=lambda: None):
-  """Extract the kernels of variants not yet in the store. Needs no device: scheduling runs nothing."""
-  seen = store.kernel_keys()
-  todo = [v for v in variants if not store.has_variant(v.name, device)]
-  for v, ks in tqdm(extract(todo, device, seen), total=len(todo), desc="extracting kernels", disable=not progress or not todo):
-    store.add_variant(v.name, device, ks, [(None, None)]*len(ks))
-    beat()
-
 def Kernel_ast(row:dict):
   from dataset.kernel import Kernel
   return Kernel.ast_from_blob(row["ast"])
@@ -302,12 +294,18 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--only-kernels", default=None, metavar="NAME,...", help="measure only these of the --kernels' kernels (names as "
                   "dataset-stats lists them, e.g. resnet50:batch=32:fp32#26)")
   ap.add_argument("--hang-timeout", type=float, default=120.0, help="seconds without progress before the run is restarted")
+  ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS", help="run as a Ray job (pip install kerntune[ray]): "
+                  "one worker per GPU, each with its compile processes, on a Ray cluster at ADDRESS ('auto', host:port, ray://...) or, "
+                  "without one, a local cluster of this host's GPUs; the workers' rows are merged into --out as they come (dataset.ray_generate)")
+  ap.add_argument("--ray-workers", type=int, default=None, metavar="N", help="--ray's workers (default: one per GPU of the cluster; "
+                  "on the CPU one per 2 cores); --workers is then each one's compile processes (default: its share of its host's cores, less one)")
   ap.add_argument("--no-progress", action="store_true")
   ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
   ap.add_argument("--_deadline", type=float, default=math.inf, help=argparse.SUPPRESS)
   a = ap.parse_args(argv)
   if a.samples_per_kernel < 1: ap.error("--samples-per-kernel must be >= 1")
   if a.tinygrad_beam < 0: ap.error("--tinygrad-beam must be >= 0")
+  if a.ray_workers is not None and (a.ray is None or a.ray_workers < 1): ap.error("--ray-workers takes --ray and a count >= 1")
   return a
 
 def list_corpus():
@@ -321,6 +319,9 @@ def main(argv=None, load_scorer:LoadScorer|None=None, entry:str="dataset.generat
   """entry: the module whose main the supervised child runs (models.generate passes itself, with load_scorer)."""
   a = parse_args(argv)
   if a.list: list_corpus(); return 0
+  if a.ray is not None and not a.extract_only:   # the cluster's devices, not this host's: the driver opens none
+    from dataset.ray_generate import run as ray_run
+    return ray_run(a, entry, load_scorer)
   device = a.device or default_device()
   out = Path(a.out or f"out/{device.lower()}.sqlite")
   if a._child: return child(a, device, out, load_scorer)
@@ -360,24 +361,15 @@ def child(a, device:str, out:Path, load_scorer:LoadScorer|None=None) -> int:
   print(json.dumps({"summary": summary}))
   return 0
 
-def _set_pdeathsig():
-  try:
-    import ctypes
-    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the child dies with its supervisor
-  except OSError: pass
-
 def supervise(a, device:str, out:Path, argv:list[str], entry:str="dataset.generate") -> int:
-  import fcntl
-  lock = open(out.with_suffix(".lock"), "w")
-  try: fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)   # one writer per store: two would fight over its pending rows
-  except BlockingIOError: return fail(f"another generate-dataset is writing {out}")
+  if (lock := writer_lock(out)) is None: return fail(f"another generate-dataset is writing {out}")
   deadline = time.time() + a.time_budget if a.time_budget is not None else math.inf
   hb, fails = out.with_suffix(".heartbeat"), 0
   while True:
     before = _progress(out)
     cmd = [sys.executable, "-m", entry, *argv, "--_child", "--_deadline", str(deadline), "--device", device, "--out", str(out)]
     hb.touch()
-    proc = subprocess.Popen(cmd, preexec_fn=_set_pdeathsig)
+    proc = subprocess.Popen(cmd, preexec_fn=die_with_parent)
     while (rc := proc.poll()) is None:
       time.sleep(1.0)
       if time.time() - hb.stat().st_mtime > a.hang_timeout:

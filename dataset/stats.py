@@ -2,11 +2,14 @@
 from __future__ import annotations
 import argparse, json, sys
 from dataset.paths import cannot_write
+from dataset.networks import NETWORKS
 from dataset.store import Store, StoreError
 
 def stats(path:str) -> dict:
   s = Store(path, readonly=True)
-  try: df, devices = s.frame(), s.devices()
+  try:
+    df, devices = s.frame(), s.devices()
+    by_workload = dict(s.db.execute("SELECT workload, COUNT(*) FROM kernels GROUP BY workload").fetchall())
   finally: s.close()
   ok = df[df.status == "ok"]
   fam = {f: {"kernels": int(g.kernel.nunique()), "measurements_ok": int((g.status == "ok").sum()),
@@ -21,7 +24,9 @@ def stats(path:str) -> dict:
   beat = [r for r in per_kernel if r["hand_s"] is not None]
   return {"path": str(path), "measurements_ok": int(len(ok)), "measurements_failed": int((df.status != "ok").sum()),
           "status": {k: int(v) for k, v in df.status.value_counts().items()}, "kernels": int(df.kernel.nunique()),
-          "kernels_with_ok": int(ok.kernel.nunique()), "families": fam, "devices": sorted(df.device.unique().tolist()),
+          "kernels_with_ok": int(ok.kernel.nunique()), "families": fam,
+          "networks": {w: by_workload[w] for w in NETWORKS if w in by_workload},   # the store's kernels of each whole network
+          "devices": sorted(df.device.unique().tolist()),
           "archs": sorted(df.arch.dropna().unique().tolist()), "tinygrad_version": sorted(df.tinygrad.dropna().unique().tolist()),
           "sources": {k: int(v) for k, v in ok.source.value_counts().items()},
           "early_stopped": int(ok.early_stop.fillna(0).astype(bool).sum()), "checked_ok": int((df.checked == 1).sum()),

@@ -3,7 +3,7 @@
 A measurement row is written as 'pending' before its config runs on the device and finished after. A pending row found on
 open means the process died running it: it is retried once, and marked 'hang' if it is found pending again."""
 from __future__ import annotations
-import json, os, sqlite3, time
+import json, math, os, sqlite3, time
 from pathlib import Path
 
 SCHEMA_VERSION = 1
@@ -23,7 +23,23 @@ CREATE TABLE IF NOT EXISTS picks (kernel TEXT NOT NULL REFERENCES kernels(key), 
   opts TEXT NOT NULL, search_s REAL, PRIMARY KEY (kernel, device, source));
 """
 
+MEASURE_COLS = ("kernel", "opts", "device", "arch", "tinygrad", "source", "status", "time_s", "runtimes", "early_stop", "compile_s",
+                "checked", "error", "attempts", "ts")
+# rows from another store: one this store holds is kept, unless it is pending and the other is finished or was retried more often
+_UPSERT = (f"INSERT INTO measurements ({', '.join(MEASURE_COLS)}) {{}} ON CONFLICT (kernel, opts, device) DO UPDATE SET "
+           + ", ".join(f"{c}=excluded.{c}" for c in MEASURE_COLS[3:]) +
+           " WHERE measurements.status='pending' AND (excluded.status!='pending' OR excluded.attempts>measurements.attempts)")
+
 class StoreError(RuntimeError): pass
+
+def writer_lock(path:str|os.PathLike):
+  """The store's writer lock, held while the returned file is open; None if another process holds it. One writer per store: two
+  would fight over its pending rows."""
+  import fcntl
+  lock = open(Path(path).with_suffix(".lock"), "w")
+  try: fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+  except BlockingIOError: lock.close(); return None
+  return lock
 
 class Store:
   def __init__(self, path:str|os.PathLike, readonly:bool=False):
@@ -115,29 +131,66 @@ class Store:
     q = "SELECT COUNT(*) FROM measurements" + (" WHERE status=?" if status else " WHERE status!='pending'")
     return self.db.execute(q, (status,) if status else ()).fetchone()[0]
 
-  def merge(self, src:str|os.PathLike, variants:list[str]|None=None) -> int:
-    """Add another store's devices, kernels and finished measurements (a shard measured on another GPU or host); with `variants`,
-    only theirs (kernels by the variant that first produced them). What this store already has is kept: a kernel or
-    (kernel, opts, device) row it holds is not replaced. Returns the measurements added."""
+  def merge(self, src:str|os.PathLike, kernels:set[str]|None=None, pending:bool=False, since:float|None=None) -> int:
+    """Add another store's devices, kernels and measurements (a shard measured on another GPU or host); with `kernels` (keys), only
+    those kernels, their variants and rows; with `since` (a time), only the rows finished since then and their kernels (a run's new
+    data). Rows left pending (a process died running them) come too with `pending`, for this store to retry. What this store holds
+    is kept, but for a pending row, which a finished one replaces (merge_rows). Returns the finished measurements gained."""
     other = Store(src, readonly=True); other.close()   # a clear error for a missing or foreign file
     before = self.count()
-    only = "" if variants is None else " WHERE {} IN (SELECT name FROM temp.want)"
     with self.db:
       self.db.execute("BEGIN")
       self.db.execute("ATTACH DATABASE ? AS src", (f"file:{Path(src)}?mode=ro",))
-      if variants is not None:
-        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS want (name TEXT PRIMARY KEY)"); self.db.execute("DELETE FROM temp.want")
-        self.db.executemany("INSERT OR IGNORE INTO temp.want VALUES (?)", [(n,) for n in variants])
+      self.db.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key TEXT PRIMARY KEY)"); self.db.execute("DELETE FROM temp.keep")
+      if kernels is None: self.db.execute("INSERT INTO temp.keep SELECT key FROM src.kernels")
+      else: self.db.executemany("INSERT OR IGNORE INTO temp.keep VALUES (?)", [(k,) for k in kernels])
+      if since is not None: self.db.execute("DELETE FROM temp.keep WHERE key NOT IN (SELECT kernel FROM src.measurements WHERE ts >= ?)", (since,))
+      kept = "kernel IN (SELECT key FROM temp.keep)" + ("" if since is None else f" AND ts >= {float(since)!r}")
       self.db.execute("INSERT OR IGNORE INTO devices SELECT * FROM src.devices")
-      self.db.execute("INSERT OR IGNORE INTO variants SELECT * FROM src.variants" + only.format("name"))
-      self.db.execute("INSERT OR IGNORE INTO kernels SELECT * FROM src.kernels" + only.format("variant"))
-      cols = "kernel, opts, device, arch, tinygrad, source, status, time_s, runtimes, early_stop, compile_s, checked, error, attempts, ts"
-      keep = "" if variants is None else " AND kernel IN (SELECT key FROM src.kernels WHERE variant IN (SELECT name FROM temp.want))"
-      self.db.execute(f"INSERT OR IGNORE INTO measurements ({cols}) SELECT {cols} FROM src.measurements WHERE status != 'pending'{keep} ORDER BY id")
+      self.db.execute("INSERT OR IGNORE INTO variants SELECT * FROM src.variants" +
+                      ("" if kernels is None and since is None else " WHERE name IN (SELECT variant FROM src.kernels WHERE key IN (SELECT key FROM temp.keep))"))
+      self.db.execute("INSERT OR IGNORE INTO kernels SELECT * FROM src.kernels WHERE key IN (SELECT key FROM temp.keep)")
+      self.db.execute("UPDATE kernels SET flops=s.flops, bytes=s.bytes FROM src.kernels s WHERE kernels.key=s.key AND kernels.flops IS NULL "
+                      "AND s.flops IS NOT NULL AND s.key IN (SELECT key FROM temp.keep)")
+      self.db.execute(_UPSERT.format(f"SELECT {', '.join(MEASURE_COLS)} FROM src.measurements WHERE {kept}" +
+                                     ("" if pending else " AND status != 'pending'") + " ORDER BY id"))
       if self.db.execute("SELECT 1 FROM src.sqlite_master WHERE name='picks'").fetchone():   # stores older than the picks table lack it
-        self.db.execute("INSERT OR IGNORE INTO picks SELECT * FROM src.picks" + ("" if variants is None else f" WHERE 1{keep}"))
+        self.db.execute("INSERT OR IGNORE INTO picks SELECT * FROM src.picks WHERE kernel IN (SELECT key FROM temp.keep)")
     self.db.execute("DETACH DATABASE src")
     return self.count() - before
+
+  # *** rows a generator writes, read back from its store while it runs and merged into another (dataset.ray_generate) ***
+  def low_mark(self) -> int:
+    """An id below every row still pending, and at most the last id: rows above it may yet finish (a retried row keeps its id)."""
+    hi, lo = self.db.execute("SELECT MAX(id), (SELECT MIN(id) FROM measurements WHERE status='pending') FROM measurements").fetchone()
+    return min(hi or 0, (lo or math.inf) - 1)
+  def rows_after(self, low:int, limit:int=20_000) -> tuple[list[tuple], int]:
+    """Finished measurement rows (MEASURE_COLS) with id > low, at most `limit`, and the low mark to ask from next."""
+    with self.db:
+      self.db.execute("BEGIN")
+      rows = self.db.execute(f"SELECT id, {', '.join(MEASURE_COLS)} FROM measurements WHERE id > ? AND status != 'pending' ORDER BY id LIMIT ?",
+                             (low, limit)).fetchall()
+      mark = self.low_mark()
+    return [r[1:] for r in rows], min(mark, rows[-1][0]) if len(rows) == limit else mark
+  def merge_rows(self, rows:list[tuple]) -> list[str]:
+    """Measurement rows (MEASURE_COLS) of another store: each added unless this store has it, and then it only replaces a pending
+    row (a finished one, or one that has been retried more often). Returns the status of each row gained, a finished row's."""
+    gained, q = [], _UPSERT.format(f"VALUES ({','.join('?'*len(MEASURE_COLS))})")
+    with self.db:
+      self.db.execute("BEGIN")
+      for r in rows:
+        if self.db.execute(q, r).rowcount and r[6] != "pending": gained.append(r[6])
+    return gained
+  def extras(self) -> dict[str, list]:
+    """What a generator writes besides measurements: devices, picks, and kernels' flops and bytes (set as their reference runs)."""
+    return {"devices": self.db.execute("SELECT * FROM devices").fetchall(), "picks": self.db.execute("SELECT * FROM picks").fetchall(),
+            "flops": self.db.execute("SELECT flops, bytes, key FROM kernels WHERE flops IS NOT NULL").fetchall()}
+  def merge_extras(self, x:dict[str, list]):
+    with self.db:
+      self.db.execute("BEGIN")
+      self.db.executemany("INSERT OR IGNORE INTO devices VALUES (?,?,?)", x["devices"])
+      self.db.executemany("INSERT OR IGNORE INTO picks VALUES (?,?,?,?,?)", x["picks"])
+      self.db.executemany("UPDATE kernels SET flops=?, bytes=? WHERE key=? AND flops IS NULL", x["flops"])
 
   # *** an outside search's picks (tinygrad's BEAM): kept apart from the measurements, so that a run that stopped before measuring
   # every prefix of one resumes them instead of searching again ***

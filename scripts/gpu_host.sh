@@ -1,9 +1,9 @@
-# Sourced by the scripts/gpu_*.sh host calls (device tool, .whl carried): the carried wheels installed, the environment set, the
-# GPUs and cores recorded in $OUT/gpu.txt; GPUS (comma list) is the GPUs this job may use (default: all), N their count, W the
-# compile workers of one GPU's share of the cores (less the process that times).
+# Sourced by the scripts/gpu_*.sh host calls (device tool, .whl carried, or the folder WHEELS names): the carried wheels installed,
+# the environment set, the GPUs and cores recorded in $OUT/gpu.txt; GPUS (comma list) is the GPUs this job may use (default: all),
+# N their count, W the compile workers of one GPU's share of the cores (less the process that times).
 # once per host: jobs of one call that run side by side source this after the first has installed (a marker says it has)
 [ -f /tmp/site/.installed ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .whl/*.whl && touch /tmp/site/.installed; } || exit 1
+  ${WHEELS:-.whl}/*.whl && touch /tmp/site/.installed; } || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PARALLEL=16   # tinygrad BEAM's compile pool: the 16 cores of one GPU's share
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
 nproc | tee -a $OUT/gpu.txt

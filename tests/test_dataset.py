@@ -171,50 +171,38 @@ def test_generate_tinygrad_beam_measures_its_pick_with_prefixes_once(tmp_path):
   bad = _gen(tmp_path / "u.sqlite", "--kernels", v, "--tinygrad-beam", "-1")
   assert bad.wait(timeout=120) == 2 and "--tinygrad-beam must be >= 0" in bad.stdout.read()
 
-def test_shards_split_without_overlap_and_merge_once(tmp_path):
-  from dataset.shard import split, split_measured, merge
-  base = Store(tmp_path / "base.sqlite")
-  known = parse_variant("softmax:rows=64:cols=128:fp32")
-  base.add_variant(known.name, "CPU", ks := next(extract([known], "CPU")) [1], [(None, None)]*len(ks))
-  for k in ks[:-1]: base.record(k.key, [], "dev", "x86_64", "0.14.0", "fixed", "ok", time_s=1e-3)
-  base.close()   # its last kernel is extracted but not measured: a shard measures it
-  todo, ks = ks[-1], ks[:-1]
-  names = "softmax:rows=64:cols=128:fp32,gemm:m=32:k=32:n=32:fp32,layernorm:rows=64:cols=128:fp32,bmm:b=2:m=16:k=16:n=16:fp32"
-  shards = split(tmp_path / "base.sqlite", names, 2, tmp_path / "sh", "CPU")
-  keys = [Store(p, readonly=True).kernel_keys() for p, _, _ in shards]
-  assert all(keys) and not (keys[0] & keys[1]) and not ((keys[0] | keys[1]) & {k.key for k in ks})   # no kernel twice
-  assert todo.key in keys[0] | keys[1] and sum(n for *_, n in shards) == len(keys[0] | keys[1])
-  for i, (p, _, _) in enumerate(shards):
-    s = Store(p)
-    for k in s.kernel_keys(): s.record(k, [["UPCAST", 0, 2]], "dev", "x86_64", "0.14.0", "random", "ok", time_s=1e-3*(i+1))
-    s.begin(next(iter(s.kernel_keys())), [["LOCAL", 0, 2]], "dev", "x86_64", "0.14.0", "random")   # pending: not merged
-    s.add_pick(next(iter(s.kernel_keys())), "dev", "tinygrad-beam", [["UPCAST", 0, 2]], 1.0)        # a BEAM pick travels with it
-    s.close()
-  import gzip, shutil   # the GPU host returns shards gzipped: merge reads either
-  with open(shards[1][0], "rb") as fi, gzip.open(gz := tmp_path / "shard1.sqlite.gz", "wb") as fo: shutil.copyfileobj(fi, fo)
-  added = merge(tmp_path / "base.sqlite", [shards[0][0], gz])
-  assert sum(added.values()) == len(keys[0] | keys[1])
-  assert sum(merge(tmp_path / "base.sqlite", [p for p, _, _ in shards]).values()) == 0   # merging again adds nothing
-  b = Store(tmp_path / "base.sqlite", readonly=True)
-  assert b.kernel_keys() == keys[0] | keys[1] | {k.key for k in ks} and b.count("ok") == len(ks) + len(keys[0] | keys[1])
-  assert b.count("pending") == 0 and len(b.picks("dev", "tinygrad-beam")) == 2
-  with pytest.raises(Exception, match="no dataset"): merge(tmp_path / "base.sqlite", [tmp_path / "missing.sqlite"])
+def test_shards_merge_once(tmp_path):
+  # stores measured elsewhere (a GPU host's, gzipped as it returns them) merge into the main store once: finished rows and picks
+  # travel, pending rows do not, merging again adds nothing; --since takes only a run's new rows
+  from dataset.shard import merge, main
+  variants = select("softmax:rows=64:cols=128:fp32,gemm:m=32:k=32:n=32:fp32", "CPU")
+  keys = []
+  for i, v in enumerate(variants):
+    s = Store(tmp_path / f"shard{i}.sqlite")
+    ks = next(extract([v], "CPU"))[1]
+    s.add_variant(v.name, "CPU", ks, [(None, None)]*len(ks))
+    for k in ks: s.record(k.key, [["UPCAST", 0, 2]], "dev", "x86_64", "0.14.0", "random", "ok", time_s=1e-3*(i+1))
+    s.begin(ks[0].key, [["LOCAL", 0, 2]], "dev", "x86_64", "0.14.0", "random")   # pending: not merged
+    s.add_pick(ks[0].key, "dev", "tinygrad-beam", [["UPCAST", 0, 2]], 1.0)        # a BEAM pick travels with it
+    s.close(); keys += [k.key for k in ks]
+  import gzip, shutil
+  with open(tmp_path / "shard1.sqlite", "rb") as fi, gzip.open(gz := tmp_path / "shard1.sqlite.gz", "wb") as fo: shutil.copyfileobj(fi, fo)
+  base = tmp_path / "base.sqlite"
+  assert sum(merge(base, [tmp_path / "shard0.sqlite", gz]).values()) == len(keys)
+  assert sum(merge(base, [tmp_path / "shard0.sqlite", tmp_path / "shard1.sqlite"]).values()) == 0   # merging again adds nothing
+  b = Store(base, readonly=True)
+  assert b.kernel_keys() == set(keys) and b.count("ok") == len(keys) and b.count("pending") == 0 and len(b.picks("dev", "tinygrad-beam")) == 2
+  b.close()
+  s = Store(tmp_path / "shard0.sqlite"); t = time.time()
+  s.record(keys[0], [["UPCAST", 0, 4]], "dev", "x86_64", "0.14.0", "random", "ok", time_s=1e-3); s.close()
+  assert main(["merge", str(new := tmp_path / "new.sqlite"), str(tmp_path / "shard0.sqlite"), "--since", str(t)]) == 0
+  n = Store(new, readonly=True)
+  assert n.count() == 1 and n.kernel_keys() == {keys[0]}   # the run's new row and its kernel, nothing else
+  n.close()
+  with pytest.raises(Exception, match="no dataset"): merge(base, [tmp_path / "missing.sqlite"])
   (bad := tmp_path / "bad.sqlite.gz").write_bytes(b"not gzip")
   for p in (bad, tmp_path / "missing.sqlite.gz"):
-    with pytest.raises(StoreError, match="not a readable gzipped store"): merge(tmp_path / "base.sqlite", [p])
-  with pytest.raises(Exception, match="no dataset"): split(tmp_path / "missing.sqlite", names, 2, tmp_path / "sh2", "CPU")
-  # --measured: the base's measured kernels, each in one shard with all its rows; merging them back adds nothing
-  again = split_measured(tmp_path / "base.sqlite", 2, tmp_path / "sh3", "CPU")
-  keys = [Store(p, readonly=True).kernel_keys() for p, _, _ in again]
-  assert not (keys[0] & keys[1]) and keys[0] | keys[1] == b.measured_keys()
-  assert sum(Store(p, readonly=True).count("ok") for p, _, _ in again) == b.count("ok")
-  assert sum(len(Store(p, readonly=True).picks("dev", "tinygrad-beam")) for p, _, _ in again) == 2
-  assert sum(merge(tmp_path / "base.sqlite", [p for p, _, _ in again]).values()) == 0
-  # --measured with variant names: only those variants' kernels; a name the base has not measured is an error
-  one = again[0][1][0]
-  only = split_measured(tmp_path / "base.sqlite", 1, tmp_path / "sh4", "CPU", [one])
-  assert only[0][1] == [one] and 0 < len(Store(only[0][0], readonly=True).kernel_keys()) < len(b.measured_keys())
-  with pytest.raises(StoreError, match="no measured kernels of"): split_measured(tmp_path / "base.sqlite", 1, tmp_path / "sh5", "CPU", ["nope"])
+    with pytest.raises(StoreError, match="not a readable gzipped store"): merge(base, [p])
 
 def _gen(out, *args, entry="dataset.generate", **kw):
   return subprocess.Popen([sys.executable, "-m", entry, "--device", "CPU", "--out", str(out), "--no-progress",
@@ -429,6 +417,7 @@ def test_dataset_stats_json_and_errors(tmp_path):
   for k in ("measurements_ok", "measurements_failed", "kernels", "devices", "tinygrad_version", "families"):
     assert k in st
   assert st["measurements_ok"] > 1000 and st["tinygrad_version"] == ["0.14.0"]
+  assert set(st["networks"]) == {"resnet50", "cvt_block", "gpt2_block"} and all(n > 0 for n in st["networks"].values())
   (tmp_path / "bad.sqlite").write_bytes(b"not a database at all" * 100)
   for path in (tmp_path / "bad.sqlite", tmp_path / "missing.sqlite"):
     r = subprocess.run([sys.executable, "-m", "dataset.stats", str(path)], capture_output=True, text=True)
