@@ -132,6 +132,9 @@ def tuned(path:str|os.PathLike|None=None, tune:bool=False, tuner=None):
     if t is not None and not t.quiet and t.rows: print(t.summary(c.path), file=sys.stderr, flush=True)
 
 def stats() -> dict[str, int]: return dict(_stats)
+def active_tuner():
+  """The search.dropin.Tuner of the innermost enable(tune=True), or None."""
+  return _tuners[-1] if _tuners else None
 
 def _from_env():
   """KERNTUNE=1 (or a cache path): drop-in tuning for the whole program; KERNTUNE_TUNED=1 (or a cache path): replay only."""

@@ -7,8 +7,10 @@ The new kernels of one LINEAR (what one realize runs; a TinyJit's first call hol
 tunes a model's: each one's default is timed once, then a pool of `budget` timed candidates per kernel is shared out round by round
 by expected gain (search.task_scheduler), so a kernel gets what its share of the LINEAR's runtime is worth and a small one keeps its
 default (cached as such). A kernel whose search stopped on its budget is marked so in the cache: a later run searches it further,
-starting from its cached configs, with `retune` or a larger `budget`. A kernel with a symbolic shape (a Variable) keeps tinygrad's
-default: its runtime depends on a value the search cannot see.
+starting from its cached configs, with `retune` or a larger `budget`. A kernel with a symbolic shape (a Variable: GPT-2's position
+under TinyJit) is tuned at a bound, as tinygrad's BEAM does: its twin with each Variable at the middle of its range is searched, and
+it takes the fastest verified config that applies to it (one that leaves its symbolic axes whole, so the same code runs at every
+value); where none does, or the twin's loops differ, it keeps tinygrad's default. The summary says which.
 
   with tuned(tune=True): out = model(x).realize()     # or tuned-run --tune prog.py ARGS, or KERNTUNE=1 python prog.py (search.hook)"""
 from __future__ import annotations
@@ -69,15 +71,20 @@ class Tuner:
       self._seen.add(key)
       row = {"name": f"kernel {len(self.rows) + 1}", "key": key, "kernel": _describe(a, device), "runs": runs[key], "status": None}
       self.rows.append(row)
-      if _symbolic(a, device): row["status"] = "symbolic"
+      twin = _at_bound(a, device) if _symbolic(a, device) else None
+      if twin is not None: row["at"] = twin[1]
+      if _symbolic(a, device) and twin is None: row["status"] = "symbolic"
       elif self.over(): row["status"] = "over budget"
-      else: todo.append((row, a, hit))
+      else: todo.append((row, a if twin is None else twin[0], hit, None if twin is None else a))
     if todo: self._search(todo, device, table, cache, rest)
 
-  def _search(self, todo:list[tuple[dict, UOp, dict|None]], device:str, table:dict, cache, rest:float):
+  def _search(self, todo:list[tuple[dict, UOp, dict|None, UOp|None]], device:str, table:dict, cache, rest:float):
+    """Each todo item: its row, the AST searched, its cache entry (a retune) and, for a symbolic kernel, that kernel (the AST searched
+    is its twin at a bound)."""
     from tqdm import tqdm
     from dataset.errors import one_line
     from dataset.kernel import Kernel, opts_from_json, opts_to_json, scheduler
+    from dataset.sampler import hand_coded, replay
     from search.beam import Beam, prepare_all
     from search.context import Context
     from search.measure import Budget, Measurer
@@ -91,11 +98,11 @@ class Tuner:
     try:
       try: scorer = self._scorer(device)
       except Exception as e:   # no cost model for this device: the program runs on with tinygrad's defaults
-        for row, _, _ in todo: row["status"] = f"failed: {one_line(e, 300)}"
+        for row, *_ in todo: row["status"] = f"failed: {one_line(e, 300)}"
         return
-      for i, (row, a, hit) in enumerate(todo):
+      for i, (row, a, hit, _) in enumerate(todo):
         try:
-          m = Measurer(Kernel(row["key"], a, row["name"], "dropin", "dropin"), device, Budget(), workers=workers)
+          m = Measurer(Kernel(a.key.hex(), a, row["name"], "dropin", "dropin"), device, Budget(), workers=workers)
           ctxs[i] = Context(scheduler(a, m.ren), m, scorer, random.Random(0))
           if hit is not None: ctxs[i].history = [opts_from_json(o) for o in hit.get("top") or [hit["opts"]]]   # retune: from its configs
         except Exception as e: row["status"] = f"failed: {one_line(e, 300)}"
@@ -147,28 +154,38 @@ class Tuner:
       best = {i: min(ctxs[i].measurer.best*1e6, todo[i][0]["default_us"]) for i in live}
       now_us = rest + sum(todo[i][0]["runs"]*best[i] for i in live)
       for i, c in ctxs.items():
-        row, a, hit = todo[i]
+        row, a, hit, sym = todo[i]
         m, t0 = c.measurer, time.perf_counter()
+        # a symbolic kernel takes the fastest verified config of its twin that applies to it: one that leaves its symbolic axes whole
+        sym_base = None if sym is None else scheduler(sym, m.ren)
+        fits = lambda p, o: sym_base is None or (replay(sym_base, p) is not None and (p == o.opts or m.verify(p) is None))
         if row["status"] is None and alloc.get(i, 0) > 0:
           o = finish(c, "beam", row["search_s"])
-          row.update(timed=o.timed - base[i], budget=alloc[i], search_s=row["search_s"] + time.perf_counter() - t0,
-                     stopped="converged" if c.state.get("stopped") and c.state.get("max_rounds", 0) > 1 else "budget")
+          row.update(timed=o.timed - base[i], budget=alloc[i], stopped="converged" if c.state.get("stopped") and c.state.get("max_rounds", 0) > 1 else "budget")
           self.timed += row["timed"]
+          pick = next((p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get) if fits(p, o)), None) if o.verified else None
+          row["search_s"] += time.perf_counter() - t0
           if not o.verified: row["status"] = f"failed: {o.check}"
+          elif pick is None:   # nothing found applies to the symbolic kernel: tinygrad's default, cached so a rerun decides nothing
+            row.update(status="symbolic", stopped="symbolic")
+            cache.put(row["key"], device, opts_to_json(hand_coded(sym_base)), time_us=None, hand_coded_us=o.hand_time_s*1e6, name=row["kernel"],
+                      strategy="default", tune_s=round(row["search_s"], 3), timed=row["timed"], stopped="symbolic", kernel_budget=self.budget)
+            table[row["key"]] = hand_coded(sym_base)
           else:
-            row.update(status="tuned", us=o.time_s*1e6, default_us=o.hand_time_s*1e6)
-            top = sorted((t, p) for p, t in m.times.items() if t < math.inf)[:TOP]
-            cache.put(row["key"], device, opts_to_json(o.opts), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
+            row.update(status="tuned", us=m.times[pick]*1e6, default_us=o.hand_time_s*1e6)
+            top = [p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get) if sym_base is None or replay(sym_base, p)][:TOP]
+            cache.put(row["key"], device, opts_to_json(pick), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
                       strategy="dropin", tune_s=round(row["search_s"], 3), timed=row["timed"], compiled=o.compiled, stopped=row["stopped"],
-                      kernel_budget=self.budget, top=[opts_to_json(p) for _, p in top])
-            table[row["key"]] = o.opts
+                      kernel_budget=self.budget, top=[opts_to_json(p) for p in top], **({"at": row["at"]} if "at" in row else {}))
+            table[row["key"]] = pick
         elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
         elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
           small = row["runs"]*row["default_us"]*FIRST_GAIN < STOP_GAIN*now_us
           row.update(status="small" if small else "over budget", us=row["default_us"], stopped="small" if small else "budget")
-          cache.put(row["key"], device, opts_to_json(m.hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
+          hand = m.hand if sym_base is None else hand_coded(sym_base)
+          cache.put(row["key"], device, opts_to_json(hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
                     strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)
-          table[row["key"]] = m.hand
+          table[row["key"]] = hand
       tuned = [todo[i][0] for i in ctxs if todo[i][0]["status"] == "tuned"]
       say(f"{len(todo)} kernel(s) in {time.perf_counter() - st:.1f} s: {len(tuned)} tuned ({_geomean(tuned):.2f}x, geomean)" +
           "".join(f", {n} {s}" for s, n in Counter(_kind(todo[i][0]["status"]) for i in ctxs if todo[i][0]["status"] != "tuned").items()))
@@ -191,7 +208,8 @@ class Tuner:
              (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") + f"; cache {cache_path}"]
     saved = lambda r: r["runs"]*(r["default_us"] - r["us"])
     for r in sorted(tuned, key=saved, reverse=True)[:SHOWN]:
-      lines.append(f"  {r['name']}: {r['default_us']:.1f} -> {r['us']:.1f} us ({r['default_us']/r['us']:.2f}x), {r['kernel']} x{r['runs']}, "
+      at = "".join(f" at {k}={v}" for k, v in r.get("at", {}).items())
+      lines.append(f"  {r['name']}: {r['default_us']:.1f} -> {r['us']:.1f} us ({r['default_us']/r['us']:.2f}x), {r['kernel']}{at} x{r['runs']}, "
                    f"{r['timed']} timed in {r['search_s']:.1f} s, stopped {'on its budget' if r['stopped'] == 'budget' else 'converged'}")
     if len(tuned) > SHOWN: lines.append(f"  ... {len(tuned) - SHOWN} more tuned (KERNTUNE_REPORT=FILE.json writes every kernel)")
     lines += [f"  {r['name']}: {r['status']} (left default), {r['kernel']}" for r in self.rows if r["status"] == "symbolic" or r["status"].startswith("failed")]
@@ -209,6 +227,20 @@ def _describe(ast:UOp, device:str) -> str:
   except Exception: return "?"
   return ("r" if s.reduceop is not None else "E") + "".join(f"_{d if isinstance(d, int) else d.render()}" for d in s.full_shape)
 
+def _at_bound(ast:UOp, device:str) -> tuple[UOp, dict[str, int]]|None:
+  """A symbolic kernel's twin with each Variable at the middle of its range, where tinygrad's BEAM times it (postrange.args_from_ast),
+  and those values; None where the twin's loops differ from the kernel's (its configs would not carry over)."""
+  from dataset.device import renderer_for
+  from dataset.kernel import scheduler
+  try:
+    at = {v: (v.vmin + v.vmax)//2 for v in ast.variables()}
+    twin = ast.substitute({v: v.const_like(x) for v, x in at.items()})
+    ren = renderer_for(device, compiler=False)
+    s, t = scheduler(ast, ren), scheduler(twin, ren)
+    if len(s.full_shape) != len(t.full_shape) or s.axis_types != t.axis_types or not all(isinstance(d, int) for d in t.full_shape): return None
+    return twin, {v.expr: x for v, x in at.items()}
+  except Exception: return None
+
 def _symbolic(ast:UOp, device:str) -> bool:
   """Whether the kernel's loop shape holds a Variable (its size is known only at run time)."""
   from dataset.device import renderer_for
@@ -221,12 +253,13 @@ def _flag(v:str|None) -> bool: return v not in (None, "", "0")
 def from_env() -> Tuner:
   """A Tuner from the environment: KERNTUNE_BUDGET (timed candidates per kernel, pooled), KERNTUNE_KERNEL_S (seconds per kernel),
   KERNTUNE_TOTAL_S and KERNTUNE_TOTAL (seconds and timed candidates for the program), KERNTUNE_RETUNE=1, KERNTUNE_MODEL,
-  KERNTUNE_QUIET=1."""
+  KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes)."""
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
                total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None,
                total=int(env("KERNTUNE_TOTAL")) if env("KERNTUNE_TOTAL") else None,
-               retune=_flag(env("KERNTUNE_RETUNE")), model=env("KERNTUNE_MODEL"), quiet=_flag(env("KERNTUNE_QUIET")))
+               retune=_flag(env("KERNTUNE_RETUNE")), model=env("KERNTUNE_MODEL"), quiet=_flag(env("KERNTUNE_QUIET")),
+               workers=int(env("KERNTUNE_WORKERS")) if env("KERNTUNE_WORKERS") else None)
 
 def report_at_exit(tuner:Tuner, cache_path):
   """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""
