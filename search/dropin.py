@@ -76,20 +76,23 @@ class Tuner:
       if _symbolic(a, device) and twin is None: row["status"] = "symbolic"
       elif self.over(): row["status"] = "over budget"
       else: todo.append((row, a if twin is None else twin[0], hit, None if twin is None else a))
-    if todo: self._search(todo, device, table, cache, rest)
+    if not todo: return
+    try: self._search(todo, device, table, cache, rest)
+    except Exception as e:   # a search that breaks leaves the program running, with tinygrad's defaults where nothing was found
+      from dataset.errors import one_line
+      for row, *_ in todo:
+        if row["status"] is None: row["status"] = f"failed: {one_line(e, 300)}"
 
   def _search(self, todo:list[tuple[dict, UOp, dict|None, UOp|None]], device:str, table:dict, cache, rest:float):
     """Each todo item: its row, the AST searched, its cache entry (a retune) and, for a symbolic kernel, that kernel (the AST searched
     is its twin at a bound)."""
     from tqdm import tqdm
     from dataset.errors import one_line
-    from dataset.kernel import Kernel, opts_from_json, opts_to_json, scheduler
-    from dataset.sampler import hand_coded, replay
+    from dataset.kernel import Kernel, opts_from_json, scheduler
     from search.beam import Beam, prepare_all
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.strategies import finish
-    from search.task_scheduler import FIRST_GAIN, MIN_PER_KERNEL, STOP_GAIN, schedule
+    from search.task_scheduler import MIN_PER_KERNEL, schedule
     workers = self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
     strat, ctxs, st = Beam(adaptive=False), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -154,38 +157,8 @@ class Tuner:
       best = {i: min(ctxs[i].measurer.best*1e6, todo[i][0]["default_us"]) for i in live}
       now_us = rest + sum(todo[i][0]["runs"]*best[i] for i in live)
       for i, c in ctxs.items():
-        row, a, hit, sym = todo[i]
-        m, t0 = c.measurer, time.perf_counter()
-        # a symbolic kernel takes the fastest verified config of its twin that applies to it: one that leaves its symbolic axes whole
-        sym_base = None if sym is None else scheduler(sym, m.ren)
-        fits = lambda p, o: sym_base is None or (replay(sym_base, p) is not None and (p == o.opts or m.verify(p) is None))
-        if row["status"] is None and alloc.get(i, 0) > 0:
-          o = finish(c, "beam", row["search_s"])
-          row.update(timed=o.timed - base[i], budget=alloc[i], stopped="converged" if c.state.get("stopped") and c.state.get("max_rounds", 0) > 1 else "budget")
-          self.timed += row["timed"]
-          pick = next((p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get) if fits(p, o)), None) if o.verified else None
-          row["search_s"] += time.perf_counter() - t0
-          if not o.verified: row["status"] = f"failed: {o.check}"
-          elif pick is None:   # nothing found applies to the symbolic kernel: tinygrad's default, cached so a rerun decides nothing
-            row.update(status="symbolic", stopped="symbolic")
-            cache.put(row["key"], device, opts_to_json(hand_coded(sym_base)), time_us=None, hand_coded_us=o.hand_time_s*1e6, name=row["kernel"],
-                      strategy="default", tune_s=round(row["search_s"], 3), timed=row["timed"], stopped="symbolic", kernel_budget=self.budget)
-            table[row["key"]] = hand_coded(sym_base)
-          else:
-            row.update(status="tuned", us=m.times[pick]*1e6, default_us=o.hand_time_s*1e6)
-            top = [p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get) if sym_base is None or replay(sym_base, p)][:TOP]
-            cache.put(row["key"], device, opts_to_json(pick), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
-                      strategy="dropin", tune_s=round(row["search_s"], 3), timed=row["timed"], compiled=o.compiled, stopped=row["stopped"],
-                      kernel_budget=self.budget, top=[opts_to_json(p) for p in top], **({"at": row["at"]} if "at" in row else {}))
-            table[row["key"]] = pick
-        elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
-        elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
-          small = row["runs"]*row["default_us"]*FIRST_GAIN < STOP_GAIN*now_us
-          row.update(status="small" if small else "over budget", us=row["default_us"], stopped="small" if small else "budget")
-          hand = m.hand if sym_base is None else hand_coded(sym_base)
-          cache.put(row["key"], device, opts_to_json(hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
-                    strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)
-          table[row["key"]] = hand
+        try: self._finish(todo[i], c, alloc.get(i, 0), base.get(i, 0), now_us, device, table, cache)
+        except Exception as e: todo[i][0]["status"] = f"failed: {one_line(e, 300)}"
       tuned = [todo[i][0] for i in ctxs if todo[i][0]["status"] == "tuned"]
       say(f"{len(todo)} kernel(s) in {time.perf_counter() - st:.1f} s: {len(tuned)} tuned ({_geomean(tuned):.2f}x, geomean)" +
           "".join(f", {n} {s}" for s, n in Counter(_kind(todo[i][0]["status"]) for i in ctxs if todo[i][0]["status"] != "tuned").items()))
@@ -193,6 +166,45 @@ class Tuner:
       self._busy = False
       self.spent_s += time.perf_counter() - st
       for c in ctxs.values(): c.measurer.close()
+
+  def _finish(self, item:tuple, c, alloc:int, base:int, now_us:float, device:str, table:dict, cache):
+    """A kernel's answer into the cache and `table`: its search's fastest verified config, or its default where no round was worth it."""
+    from dataset.kernel import opts_to_json, scheduler
+    from dataset.sampler import hand_coded, replay
+    from search.strategies import finish
+    from search.task_scheduler import FIRST_GAIN, STOP_GAIN
+    row, a, hit, sym = item
+    m, t0 = c.measurer, time.perf_counter()
+    # a symbolic kernel takes the fastest verified config of its twin that applies to it: one that leaves its symbolic axes whole
+    sym_base = None if sym is None else scheduler(sym, m.ren)
+    fits = lambda p, o: sym_base is None or (replay(sym_base, p) is not None and (p == o.opts or m.verify(p) is None))
+    if row["status"] is None and alloc > 0:
+      o = finish(c, "beam", row["search_s"])
+      row.update(timed=o.timed - base, budget=alloc, stopped="converged" if c.state.get("stopped") and c.state.get("max_rounds", 0) > 1 else "budget")
+      self.timed += row["timed"]
+      pick = next((p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get) if fits(p, o)), None) if o.verified else None
+      row["search_s"] += time.perf_counter() - t0
+      if not o.verified: row["status"] = f"failed: {o.check}"
+      elif pick is None:   # nothing found applies to the symbolic kernel: tinygrad's default, cached so a rerun decides nothing
+        row.update(status="symbolic", stopped="symbolic")
+        cache.put(row["key"], device, opts_to_json(hand_coded(sym_base)), time_us=None, hand_coded_us=o.hand_time_s*1e6, name=row["kernel"],
+                  strategy="default", tune_s=round(row["search_s"], 3), timed=row["timed"], stopped="symbolic", kernel_budget=self.budget)
+        table[row["key"]] = hand_coded(sym_base)
+      else:
+        row.update(status="tuned", us=m.times[pick]*1e6, default_us=o.hand_time_s*1e6)
+        top = [p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get) if sym_base is None or replay(sym_base, p)][:TOP]
+        cache.put(row["key"], device, opts_to_json(pick), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
+                  strategy="dropin", tune_s=round(row["search_s"], 3), timed=row["timed"], compiled=o.compiled, stopped=row["stopped"],
+                  kernel_budget=self.budget, top=[opts_to_json(p) for p in top], **({"at": row["at"]} if "at" in row else {}))
+        table[row["key"]] = pick
+    elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
+    elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
+      small = row["runs"]*row["default_us"]*FIRST_GAIN < STOP_GAIN*now_us
+      row.update(status="small" if small else "over budget", us=row["default_us"], stopped="small" if small else "budget")
+      hand = m.hand if sym_base is None else hand_coded(sym_base)
+      cache.put(row["key"], device, opts_to_json(hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
+                strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)
+      table[row["key"]] = hand
 
   def report(self, cache_path) -> dict:
     """The whole run: counts, seconds, and every kernel's row (KERNTUNE_REPORT writes it as JSON)."""
