@@ -7,10 +7,11 @@ match; the others differ in fused epilogues and op order), but the same nests. W
 the dataset's best for the nest of batch 32's 2048<-512 1x1 conv on 7x7 measured 252 us, where the learned search from the cost model alone ended
 at 669 us and BEAM=2 at 310 us on the exported kernel.
 
-Built from a measurement store once per device (train-cost-model writes models/history_<arch>.json next to the model); a search
-then pays only for timing the few configs it takes from here. Configs are kept with their time relative to their kernel's best.
+Built from a measurement store, with the shards beside it (dataset.shard), once per device (train-cost-model writes
+models/history_<arch>.json next to the model); a search then pays only for timing the few configs it takes from here. Configs are
+kept with their time relative to their kernel's best.
 
-  python -m dataset.history dataset/data/cuda.sqlite [--out models/history_sm_90.json]"""
+  python -m dataset.history dataset/data/cuda.sqlite [--out models/history_sm_90.json] [--no-shards]"""
 from __future__ import annotations
 import argparse, json, sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from tinygrad.uop.ops import Ops
 from dataset.device import renderer_for
 from dataset.kernel import Kernel, TINYGRAD_VERSION, opts_from_json, opts_to_json, scheduler
 from dataset.sampler import replay
+from dataset.shard import resolve
 from dataset.store import Store, StoreError
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
@@ -41,9 +43,10 @@ class History:
     self.nests, self.meta = nests, meta
 
   @classmethod
-  def build(cls, store_path:str|Path, device:str|None=None, top:int=TOP, max_rel:float=MAX_REL) -> History:
+  def build(cls, store_path:str|Path, device:str|None=None, top:int=TOP, max_rel:float=MAX_REL, shards:bool=True) -> History:
     try:
-      s = Store(store_path, readonly=True)
+      src = resolve(store_path, shards)
+      s = Store(src.path, readonly=True)
       try:
         devs = s.devices()
         if device is None and len(devs) != 1: raise HistoryError(f"{store_path} has {len(devs)} devices: name one")
@@ -64,8 +67,8 @@ class History:
       rows = [(t/ok[0][0], opts_from_json(o), k["key"]) for t, o in ok if t/ok[0][0] <= max_rel]
       nests.setdefault(n, []).extend(list({r[1]: r for r in rows}.values())[:top])
     for rows in nests.values(): rows.sort(key=lambda r: r[0])
-    return cls(nests, {"device": device, "arch": arch, "tinygrad": TINYGRAD_VERSION, "dataset": str(store_path), "top": top,
-                       "max_rel": max_rel, "kernels": sum(len({r[2] for r in v}) for v in nests.values()), "nests": len(nests)})
+    return cls(nests, {"device": device, "arch": arch, "tinygrad": TINYGRAD_VERSION, "dataset": str(store_path), "shards": list(src.shards),
+                       "top": top, "max_rel": max_rel, "kernels": sum(len({r[2] for r in v}) for v in nests.values()), "nests": len(nests)})
 
   def candidates(self, base:Scheduler, key:str|None=None, n:int=TOP) -> list[tuple[Opt, ...]]:
     """Up to n configs of `base`'s nest: those of kernel `key` (its AST key: the same kernel measured) first, then by relative
@@ -112,8 +115,9 @@ def main(argv=None) -> int:
   ap.add_argument("dataset"); ap.add_argument("--device", default=None, help="the store's measured device (default: its only one)")
   ap.add_argument("--out", default=None, help="default: models/history_<arch>.json (models/history_cpu.json for the CPU)")
   ap.add_argument("--top", type=int, default=TOP)
+  ap.add_argument("--no-shards", action="store_true", help="the store alone, without the shards beside it")
   a = ap.parse_args(argv)
-  try: h = History.build(a.dataset, a.device, a.top)
+  try: h = History.build(a.dataset, a.device, a.top, shards=not a.no_shards)
   except HistoryError as e: print(f"dataset.history: error: {e}", file=sys.stderr); return 2
   arch = h.meta["arch"]
   out = Path(a.out) if a.out else default_path("CUDA" if arch.startswith("sm_") else "CPU", arch)

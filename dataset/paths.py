@@ -18,3 +18,8 @@ def cannot_write(path:str|os.PathLike, is_dir:bool=False) -> str|None:
     if p.is_file() and not os.access(p, os.W_OK): return f"cannot write {p}: permission denied"
   except OSError as e: return f"cannot write {p}: {e.strerror or e}"
   return None
+
+def cache_dir() -> Path:
+  """Where kerntune keeps what it can make again (featurized matrices, optuna studies, a store's working copy with its shards):
+  $KERNTUNE_CACHE_DIR, else $XDG_CACHE_HOME/kerntune, else ~/.cache/kerntune. Never the package, which may be read-only."""
+  return Path(os.environ.get("KERNTUNE_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"kerntune")

@@ -44,9 +44,11 @@ def resources(cubin:bytes) -> dict[str, int]:
   return out
 
 def export(store_path:str, out:str, per:int, seed:int):
-  """`per` random ok configs of every kernel, interleaved across kernels so that a run cut short still covers them all."""
+  """`per` random ok configs of every kernel (of the store with its shards, dataset.shard), interleaved across kernels so that a run
+  cut short still covers them all."""
+  from dataset.shard import resolve
   from dataset.store import Store
-  s = Store(store_path, readonly=True)
+  s = Store(resolve(store_path).path, readonly=True)
   by: dict[str, list[str]] = {}
   for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok'"): by.setdefault(k, []).append(o)
   rng, cols = random.Random(seed), []

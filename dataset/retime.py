@@ -27,13 +27,14 @@ from pathlib import Path
 from typing import Any, Callable
 import numpy as np
 from dataset.errors import one_line
+from dataset.shard import resolve
 from dataset.store import Store, StoreError
 
 DRIFT = 0.15   # apply refuses results whose controls' median moved more than this from their stored times
 # select's ranking, passed in by models.retime (dataset imports nothing from models): (store, model, measured device or None,
-# held-out folds, seed, threads) -> (rows, scores): the store's ok rows (a models.data.Dataset: arrays kernel, opts, name, time_s;
-# device) and the model's score of each, out of fold when held-out folds > 0
-Rank = Callable[[str, str, str|None, int, int, int], tuple[Any, np.ndarray]]
+# held-out folds, seed, threads, with the store's shards) -> (rows, scores): the store's ok rows (a models.data.Dataset: arrays
+# kernel, opts, name, time_s; device) and the model's score of each, out of fold when held-out folds > 0
+Rank = Callable[[str, str, str|None, int, int, int, bool], tuple[Any, np.ndarray]]
 
 def _read(path:Path):
   raw = path.read_bytes()
@@ -44,14 +45,16 @@ def consolidated(db, device:str|None=None) -> set[tuple[str, str]]:
   q = "SELECT kernel, opts FROM measurements WHERE status='ok' AND error LIKE 'consolidated%'"
   return {(k, o) for k, o in (db.execute(q + " AND device=?", (device,)) if device else db.execute(q))}
 
-def select(store:str, ds, score:np.ndarray, top:int, random:int=0, seed:int=0, best:int=0, skip_consolidated:bool=False) -> dict:
+def select(store:str, ds, score:np.ndarray, top:int, random:int=0, seed:int=0, best:int=0, skip_consolidated:bool=False,
+           shards:bool=True) -> dict:
   """ds, score: the store's ok rows and the model's score of each (Rank). best=0: per kernel, its `top` early-stopped configs the
   model ranks highest, `random` early-stopped ones as a reference, and its best config as the control. best=K (consolidate): its K
   fastest stored configs, the model's `top` among the rest, and `random` fully timed ones as a reference; all are written back,
   scaled by the median new/old time of the model's and random configs (chosen without looking at their stored times, so unlike the
   fastest ones they carry no winner's curse). skip_consolidated: leave out kernels whose K fastest rows all come from an earlier
-  consolidation (rows measured since then are what a new one is for)."""
-  s = Store(store, readonly=True)
+  consolidation (rows measured since then are what a new one is for). shards: the store is read with its shards (dataset.shard), as
+  ds was."""
+  s = Store(resolve(store, shards).path, readonly=True)
   try:
     early = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND early_stop=1 AND device=?", (ds.device,))}
     done = consolidated(s.db, ds.device)
@@ -205,6 +208,7 @@ def main(argv=None, rank:Rank|None=None) -> int:
   p.add_argument("--best", type=int, default=0, metavar="K", help="consolidate: time each kernel's K fastest configs again with the model's top and random ones")
   p.add_argument("--skip-consolidated", action="store_true", help="with --best: leave out kernels whose K fastest rows are all consolidated already")
   p.add_argument("--seed", type=int, default=0); p.add_argument("--device", default=None, help="measured device name, if the store holds several"); p.add_argument("--out", required=True)
+  p.add_argument("--no-shards", action="store_true", help="the store alone, without the shards beside it (dataset.shard)")
   p = sub.add_parser("run"); p.add_argument("selection"); p.add_argument("--out", required=True); p.add_argument("--device", default="CUDA")
   p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1)); p.add_argument("--time-budget", type=float, default=None)
   p.add_argument("--shard", default="0/1", help="I/N: every N-th kernel from the I-th (N GPUs, one run each)")
@@ -214,8 +218,9 @@ def main(argv=None, rank:Rank|None=None) -> int:
   try:
     if a.cmd == "select":
       if rank is None: raise ValueError("select ranks with a cost model: run python -m models.retime select")
-      ds, score = rank(a.store, a.model, a.device, a.held_out, a.seed, a.threads)
-      sel = {**select(a.store, ds, score, a.top, a.random, a.seed, a.best, a.skip_consolidated), "model": a.model, "held_out": a.held_out}
+      ds, score = rank(a.store, a.model, a.device, a.held_out, a.seed, a.threads, not a.no_shards)
+      sel = {**select(a.store, ds, score, a.top, a.random, a.seed, a.best, a.skip_consolidated, not a.no_shards), "model": a.model,
+             "held_out": a.held_out}
       Path(a.out).parent.mkdir(parents=True, exist_ok=True)
       Path(a.out).write_bytes(gzip.compress(json.dumps(sel).encode()) if a.out.endswith(".gz") else json.dumps(sel).encode())
       print(f"retime: {sum(len(k['configs']) for k in sel['kernels'])} configs of {len(sel['kernels'])} kernels -> {a.out}")

@@ -1,12 +1,15 @@
-"""dataset-stats: what a store holds: counts by status and family, devices, versions, and how far search beat hand-coded."""
+"""dataset-stats: what a store holds: counts by status and family, devices, versions, and how far search beat hand-coded. A store
+is read with the shards beside it (dataset.shard: the base and its device's shards, one dataset); --no-shards reads it alone."""
 from __future__ import annotations
 import argparse, json, sys
 from dataset.paths import cannot_write
 from dataset.networks import NETWORKS
+from dataset.shard import describe, resolve
 from dataset.store import Store, StoreError
 
-def stats(path:str) -> dict:
-  s = Store(path, readonly=True)
+def stats(path:str, shards:bool=True) -> dict:
+  src = resolve(path, shards)
+  s = Store(src.path, readonly=True)
   try:
     df, devices = s.frame(), s.devices()
     by_workload = dict(s.db.execute("SELECT workload, COUNT(*) FROM kernels GROUP BY workload").fetchall())
@@ -22,7 +25,8 @@ def stats(path:str) -> dict:
                        "median_s": float(g.time_s.median()), "worst_s": float(g.time_s.max()),
                        "hand_s": float(hand.iloc[0]) if len(hand) else None})
   beat = [r for r in per_kernel if r["hand_s"] is not None]
-  return {"path": str(path), "measurements_ok": int(len(ok)), "measurements_failed": int((df.status != "ok").sum()),
+  return {"path": str(path), "shards": src.shards, "shards_skipped": src.skipped,   # what each shard gave (dataset.shard.resolve)
+          "measurements_ok": int(len(ok)), "measurements_failed": int((df.status != "ok").sum()),
           "status": {k: int(v) for k, v in df.status.value_counts().items()}, "kernels": int(df.kernel.nunique()),
           "kernels_with_ok": int(ok.kernel.nunique()), "families": fam,
           "networks": {w: by_workload[w] for w in NETWORKS if w in by_workload},   # the store's kernels of each whole network
@@ -40,7 +44,9 @@ def _geomean(xs:list[float]) -> float:
   return math.exp(sum(math.log(x) for x in xs)/len(xs))
 
 def table(st:dict) -> str:
-  lines = [f"dataset {st['path']}", f"  devices: {', '.join(st['devices'])}   arch: {', '.join(st['archs'])}   tinygrad: {', '.join(st['tinygrad_version'])}",
+  lines = [f"dataset {st['path']}" + (f" with {len(st['shards'])} shard(s)" if st["shards"] else ""),
+           *(f"  shard {l}" for l in describe(st["shards"], st["shards_skipped"])),
+           f"  devices: {', '.join(st['devices'])}   arch: {', '.join(st['archs'])}   tinygrad: {', '.join(st['tinygrad_version'])}",
            f"  measurements: {st['measurements_ok']} ok, {st['measurements_failed']} failed  {st['status']}",
            f"  kernels: {st['kernels']} ({st['kernels_with_ok']} with ok measurements)   sources: {st['sources']}",
            f"  best found vs hand-coded: geomean {st['best_vs_hand_geomean'] or float('nan'):.3f}x, best beats hand-coded on "
@@ -54,12 +60,13 @@ def main(argv=None) -> int:
   ap.add_argument("--json", action="store_true", help="one JSON object (without the per-kernel list unless --per-kernel)")
   ap.add_argument("--per-kernel", action="store_true")
   ap.add_argument("--parquet", default=None, help="also export every measurement to this Parquet file")
+  ap.add_argument("--no-shards", action="store_true", help="the store alone, without the shards beside it (what an earlier model was trained on)")
   a = ap.parse_args(argv)
   if a.parquet and (why := cannot_write(a.parquet)): print(f"dataset-stats: error: {why}", file=sys.stderr); return 2
   try:
-    st = stats(a.path)
+    st = stats(a.path, not a.no_shards)
     if a.parquet:
-      s = Store(a.path, readonly=True)
+      s = Store(resolve(a.path, not a.no_shards).path, readonly=True)
       try: s.export_parquet(a.parquet)
       finally: s.close()
   except StoreError as e:

@@ -42,9 +42,10 @@ def writer_lock(path:str|os.PathLike):
   return lock
 
 class Store:
-  def __init__(self, path:str|os.PathLike, readonly:bool=False):
-    self.path = Path(path)
-    if readonly and not self.path.is_file(): raise StoreError(f"no dataset at {self.path}")
+  def __init__(self, path:str|os.PathLike, readonly:bool=False, name:str|os.PathLike|None=None):
+    """name: what errors call the store (a gzipped shard is read from a decompressed temporary copy: errors name the shard)."""
+    self.path, who = Path(path), name or path
+    if readonly and not self.path.is_file(): raise StoreError(f"no dataset at {who}")
     try:
       if not readonly: self.path.parent.mkdir(parents=True, exist_ok=True)
       uri = f"file:{self.path}?mode=ro" if readonly else f"file:{self.path}"
@@ -54,8 +55,8 @@ class Store:
         self.db.executescript(_DDL)
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
       v = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    except sqlite3.DatabaseError as e: raise StoreError(f"{self.path} is not a kerntune dataset: {e}") from e
-    if v is None or int(v[0]) != SCHEMA_VERSION: raise StoreError(f"{self.path}: dataset schema {v and v[0]}, expected {SCHEMA_VERSION}")
+    except sqlite3.DatabaseError as e: raise StoreError(f"{who} is not a kerntune dataset: {e}") from e
+    if v is None or int(v[0]) != SCHEMA_VERSION: raise StoreError(f"{who}: dataset schema {v and v[0]}, expected {SCHEMA_VERSION}")
 
   def close(self, compact:bool=False):
     if compact:

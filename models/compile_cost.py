@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse, datetime, json, sys
 from pathlib import Path
 import numpy as np
+from dataset.store import StoreError
 from models.baselines import Regressor
 from models.compile_penalty import PENALTY_CAP_S, PENALTY_WEIGHT, penalty
 from models.cost_model import CostModel, CostModelError, file_sha256, ranker_params
@@ -74,7 +75,8 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   try: cm = CostModel.load(a.model)
   except CostModelError as e: print(f"compile_cost: {e}", file=sys.stderr); return 2
-  ds = load(a.dataset, device=cm.meta["device"])
+  try: ds = load(a.dataset, device=cm.meta["device"])
+  except (StoreError, ValueError) as e: print(f"compile_cost: error: {e}", file=sys.stderr); return 2
   if a.tradeoff: tradeoff(ds, {**ranker_params(a.model), "n_estimators": 300}, threads=a.threads); return 0
   attach(Path(a.model), fit(ds.X, ds.compile_s, a.threads), int(np.isfinite(ds.compile_s).sum()))
   print(f"attached {compile_path(Path(a.model))} to {a.model}")

@@ -1,12 +1,15 @@
 """A measurement store as learning data: one feature row per ok measurement, its runtime, and the kernel (query group), family
-and network it belongs to. Featurizing a store takes a minute or two, so matrices are cached on disk in CACHE ($KERNTUNE_CACHE_DIR,
-else ~/.cache/kerntune; never the package, which may be read-only), keyed by the store's content hash and the feature-schema version."""
+and network it belongs to. A store is read with the shards beside it (dataset.shard: the base and its device's shards, one
+dataset). Featurizing a store takes a minute or two, so matrices are cached on disk in CACHE (dataset.paths.cache_dir:
+$KERNTUNE_CACHE_DIR, else ~/.cache/kerntune), keyed by the store's content hash and the feature-schema version."""
 from __future__ import annotations
 import hashlib, json, multiprocessing, os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import pandas as pd
+from dataset.paths import cache_dir
+from dataset.shard import resolve
 from dataset.store import Store
 from dataset.kernel import Kernel, TINYGRAD_VERSION, opts_from_json
 from dataset.device import renderer_for
@@ -15,7 +18,7 @@ from models.features import FEATURES, SCHEMA_VERSION, featurize
 from models.schedulers import schedulers
 
 NETWORKS = ("resnet50", "cvt_block", "gpt2_block")
-CACHE_DIR = Path(os.environ.get("KERNTUNE_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home()/".cache")/"kerntune")
+CACHE_DIR = cache_dir()
 CACHE = CACHE_DIR / "features"
 
 @dataclass
@@ -36,13 +39,14 @@ class Dataset:
   hash: str                  # content hash of the measurements used
   regs: np.ndarray|None = None   # compile labels (models.resources), NaN where a row has none; None: the store has no labels file
   frame: np.ndarray|None = None
+  shards: list[str] = field(default_factory=list)   # the shards read with the store (dataset.shard), in merge order
 
   @property
   def network(self) -> np.ndarray: return np.where(np.isin(self.family, NETWORKS), self.family, "")
   def subset(self, m:np.ndarray) -> Dataset:
     return Dataset(self.X[m], self.time_s[m], self.kernel[m], self.family[m], self.name[m], self.source[m], self.opts[m],
                    self.compile_s[m], self.device, self.arch, self.backend, self.props, self.tinygrad, self.hash,
-                   None if self.regs is None else self.regs[m], None if self.frame is None else self.frame[m])
+                   None if self.regs is None else self.regs[m], None if self.frame is None else self.frame[m], self.shards)
   def __len__(self) -> int: return len(self.time_s)
 
 def backend_of(arch:str) -> str: return "CUDA" if arch.startswith("sm_") else "CPU"
@@ -68,10 +72,13 @@ def _featurize_kernel(task:tuple[bytes, list[str]]) -> np.ndarray:
     if k is not None: out[i] = featurize(k, _W["props"])   # None: opts that no longer apply; the row is dropped
   return out
 
-def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:int|None=None, progress:bool=False) -> Dataset:
-  """Every ok measurement of `path` (of `device`, a measured device name, if the store holds several) as a Dataset.
-  Kernels with fewer than two ok measurements have nothing to rank and are left out."""
-  s = Store(path, readonly=True)
+def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:int|None=None, progress:bool=False,
+         shards:bool=True) -> Dataset:
+  """Every ok measurement of `path` (with the shards beside it unless not `shards`; of `device`, a measured device name, if the
+  store holds several) as a Dataset. Kernels with fewer than two ok measurements have nothing to rank and are left out. Raises
+  StoreError for a store or shard it cannot read, ValueError for one it cannot learn from."""
+  src = resolve(path, shards)
+  s = Store(src.path, readonly=True)
   try: df, devs, kernels = s.frame(), s.devices(), {r["key"]: r for r in s.kernels()}
   finally: s.close()
   names = sorted(df.device.unique())
@@ -108,4 +115,5 @@ def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:in
   kern, opts = ok.kernel.to_numpy(str), ok.opts.to_numpy(str)
   regs, frame = load_labels(lp, kern, opts) if (lp := labels_path(path)).is_file() else (None, None)
   return Dataset(X, ok.time_s.to_numpy(np.float64), kern, ok.family.to_numpy(str), ok.name.to_numpy(str), ok.source.to_numpy(str), opts,
-                 ok.compile_s.to_numpy(np.float64, na_value=np.nan), device, arch, backend, props, TINYGRAD_VERSION, digest, regs, frame)
+                 ok.compile_s.to_numpy(np.float64, na_value=np.nan), device, arch, backend, props, TINYGRAD_VERSION, digest, regs, frame,
+                 list(src.shards))

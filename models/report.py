@@ -27,8 +27,9 @@ def write_json(path:Path, res:dict): path.write_text(json.dumps(res, indent=1) +
 
 def write_markdown(path:Path, res:dict):
   kf = res["kfold"]
+  data = " + ".join(f"`{x}`" for x in [res["dataset"]["path"], *res["dataset"].get("shards", [])])   # the base and its shards read
   lines = [f"# Cost model evaluation: {res['device']}", "",
-           f"Date: {res['date']}. Dataset: `{res['dataset']['path']}` (sha256 of its measurements `{res['dataset']['hash'][:16]}`, "
+           f"Date: {res['date']}. Dataset: {data} (sha256 of its measurements `{res['dataset']['hash'][:16]}`, "
            f"{res['dataset']['rows']} ok measurements over {res['dataset']['kernels']} kernels), tinygrad {res['tinygrad']}, "
            f"feature schema v{res['feature_schema']} ({res['n_features']} features).", "",
            "Reproduce with:", "", "```", res["command"], "```", "",
@@ -146,7 +147,7 @@ def write_results(a:argparse.Namespace, ds:Dataset, res:dict, params:dict, comma
          "compile_time_per_s": comp["per_s"] if comp else None,
          "targets_met": {m: bool(means[m] >= v) for m, v in TARGETS.items()},
          "date": datetime.date.today().isoformat(), "command": command, "tinygrad": TINYGRAD_VERSION, "feature_schema": SCHEMA_VERSION, "n_features": len(FEATURES),
-         "dataset": {"path": str(a.dataset), "hash": ds.hash, "rows": len(ds), "kernels": int(len(np.unique(ds.kernel)))},
+         "dataset": {"path": str(a.dataset), "shards": ds.shards, "hash": ds.hash, "rows": len(ds), "kernels": int(len(np.unique(ds.kernel)))},
          "hand_coded": {**hmean, "kernels": len(hand)}, "kfold": {k: v for k, v in kf.items()}, "lono": res["lono"], "lofo": res["lofo"],
          "ablation": res["ablation"], "ablation_seeds": min(a.ablation_seeds, a.seeds) if res["ablation"] else None, "final_params": params,
          "speed": {"host": f"this machine, {os.cpu_count()} vCPUs", **sp, "one_core_per_s": rate("batched"), "scratch_per_s": rate("scratch"),
@@ -165,7 +166,7 @@ def write_results(a:argparse.Namespace, ds:Dataset, res:dict, params:dict, comma
            "Leave-one-network-out / leave-one-family-out use the default ranker parameters (the ranker alone, also where a blend is shipped).",
            "pairwise_acc counts pairs of one kernel's configs with different runtimes; a score tie counts half.",
            "Hand-coded reference: tinygrad's hand_coded_optimizations as measured (source 'hand'); random reference: uniform random scores, same folds.",
-           relabel_note(a.dataset),
+           relabel_note(a.dataset, not getattr(a, "no_shards", False)),
            "std is the spread (ddof=0) of the per-seed means."]}
   rd = Path(a.results); rd.mkdir(parents=True, exist_ok=True)
   write_json(rd / f"{name}.json", out)
@@ -173,9 +174,9 @@ def write_results(a:argparse.Namespace, ds:Dataset, res:dict, params:dict, comma
   plot(out, res["oof"], rd, name)
   log(f"wrote {rd}/{name}.json, {name}.md, {name}_pred_vs_measured.png, {name}_tau_per_family.png")
 
-def relabel_note(store:str) -> str:
+def relabel_note(store:str, shards:bool=True) -> str:
   """What the labels are: how many rows dataset.retime timed again (the rest are as the generation measured them)."""
-  n = stats(store)["retimed"]
+  n = stats(store, shards)["retimed"]
   if not any(n.values()): return "Labels as the generation measured them (no row timed again by dataset.retime)."
   return (f"Labels as stored: {n['retimed']:,} early-stopped rows were timed again in full and {n['consolidated']:,} rows (each kernel's "
           "fastest stored configs, with a held-out model's top picks and random ones) were timed again together in one run, scaled "

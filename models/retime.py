@@ -17,9 +17,10 @@ def held_out_scores(ds:Dataset, model:str, folds:int, seed:int, threads:int=0) -
   p = ranker_params(model)
   return out_of_fold(lambda: Ranker(seed=seed, threads=threads, **p), ds, folds, seed)
 
-def rank(store:str, model:str, device:str|None=None, held_out:int=0, seed:int=0, threads:int=0) -> tuple[Dataset, np.ndarray]:
-  """The store's ok rows and the model's score of each (dataset.retime.Rank); out of fold with held_out folds."""
-  ds = load(store, device=device)
+def rank(store:str, model:str, device:str|None=None, held_out:int=0, seed:int=0, threads:int=0, shards:bool=True) -> tuple[Dataset, np.ndarray]:
+  """The store's ok rows (with its shards, dataset.shard) and the model's score of each (dataset.retime.Rank); out of fold with
+  held_out folds."""
+  ds = load(store, device=device, shards=shards)
   cm = CostModel.load(model, arch=ds.arch)   # a model of another arch is an error even where only its parameters are used
   return ds, held_out_scores(ds, model, held_out, seed, threads) if held_out else cm.score(ds.X)
 

@@ -2,6 +2,9 @@
 
   train-cost-model dataset/data/cuda.sqlite                       # tune (if --trials) and train; quick held-out check; write the model
   train-cost-model dataset/data/cuda.sqlite --evaluate --seeds 3   # + the full evaluation, written to results/
+  train-cost-model dataset/data/cuda.sqlite --no-shards           # the base alone: what the shipped model was trained on
+
+A store is read with the shards beside it (dataset.shard: dataset/data/shards/, those of the store's device).
 
 The held-out evaluations: models.heldout; scoring speed: models.speed; the results written: models.report."""
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataset.store import Store, StoreError
 from dataset.kernel import TINYGRAD_VERSION
 from dataset.paths import cannot_write
 from dataset.history import History, HistoryError
+from dataset.shard import resolve
 from models.data import CACHE, Dataset, load
 from models.features import FEATURES, SCHEMA_VERSION
 from models.evaluate import kernel_kfold, per_kernel, average, run_splits, METRICS
@@ -55,6 +59,8 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--threads", type=int, default=0, help="LightGBM/torch threads (0: all cores)")
   ap.add_argument("--exclude-keys", default=None, help="file of kernel AST keys (hex, one per line, '#' comments) whose measurements "
                   "are left out of everything: a model for benchmarking on those kernels must not have seen them")
+  ap.add_argument("--no-shards", action="store_true", help="the store alone, without the shards beside it (dataset.shard): the data "
+                  "a model trained before them saw")
   ap.add_argument("--no-cache", action="store_true", help=f"featurize again instead of using the feature cache ({CACHE}; $KERNTUNE_CACHE_DIR moves it)")
   ap.add_argument("--quiet", action="store_true")
   a = ap.parse_args(argv)
@@ -68,7 +74,8 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     if p is not None and (why := cannot_write(p, is_dir)): raise TrainError(why)
   st = time.perf_counter()
   try:
-    s = Store(a.dataset, readonly=True)
+    src = resolve(a.dataset, not a.no_shards)
+    s = Store(src.path, readonly=True)
     try: devs = s.devices()
     finally: s.close()
   except StoreError as e: raise TrainError(str(e)) from None
@@ -80,8 +87,8 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     elif not a.allow_device_mismatch:
       have = ", ".join(f"{d} ({p['arch']})" for d, p in devs.items())
       raise TrainError(f"{a.dataset} has no measurements of device {a.device!r} (it has {have}); pass --allow-device-mismatch to train on it anyway")
-  try: ds = load(a.dataset, device=chosen, cache=not a.no_cache)
-  except ValueError as e: raise TrainError(str(e)) from None
+  try: ds = load(a.dataset, device=chosen, cache=not a.no_cache, shards=not a.no_shards)
+  except (ValueError, StoreError) as e: raise TrainError(str(e)) from None
   excluded = []
   if a.exclude_keys:
     try: keys = {l.split("#")[0].strip() for l in Path(a.exclude_keys).read_text().splitlines()} - {""}
@@ -90,7 +97,8 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     ds = ds.subset(~np.isin(ds.kernel, list(keys)))
     log(f"excluded {len(keys)} kernel keys from {a.exclude_keys}: {len(excluded)} of them were in the dataset")
   if len(np.unique(ds.kernel)) < 2 * max(a.folds, 2): raise TrainError(f"{a.dataset}: {len(np.unique(ds.kernel))} kernels with 2+ ok measurements is too few")
-  log(f"dataset {a.dataset}: {len(ds)} ok measurements, {len(np.unique(ds.kernel))} kernels, {ds.device} ({ds.arch}), "
+  log(f"dataset {a.dataset}{f' with shards {ds.shards}' if ds.shards else ''}: {len(ds)} ok measurements, {len(np.unique(ds.kernel))} "
+      f"kernels, {ds.device} ({ds.arch}), "
       f"{len(FEATURES)} features, loaded in {time.perf_counter()-st:.0f} s")
   threads = a.threads or (os.cpu_count() or 1)
   seeds = list(range(a.seeds))
@@ -98,7 +106,7 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   et = a.trials if a.eval_trials is None else a.eval_trials   # trials per nested study in --evaluate
   if a.evaluate:
     # speed first, while nothing else of this run competes for the cores: the test kernels of seed 0's first fold
-    log("speed"); speed = measure_speed(ds, a.dataset, speed_kernels(ds, a.folds, seeds[0]), seeds[0], threads, blend=a.blend is not None, log=log)
+    log("speed"); speed = measure_speed(ds, str(src.path), speed_kernels(ds, a.folds, seeds[0]), seeds[0], threads, blend=a.blend is not None, log=log)
     log(f"kernel-held-out {a.folds}-fold, seeds {seeds}, {et} trials per nested study")
     kf, oof = kfold_eval(ds, seeds, a.folds, et, a.storage, threads, not a.no_mlp, WEIGHT if a.blend is None else a.blend, log)
     log("leave-one-network-out"); lono = holdout_eval(ds, ds.network, seeds, threads) if (ds.network != "").any() else None
@@ -133,7 +141,8 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
              {"protocol": f"kernel-grouped {a.folds}-fold, 1 seed, default parameters", **res["quick"]})
   meta = {"model": Blend.name if blend is not None else Ranker.name, "params": model.get_params(), "feature_schema": SCHEMA_VERSION, "features": FEATURES,
           "tinygrad": TINYGRAD_VERSION, "device": ds.device, "arch": ds.arch, "backend": ds.backend, "device_props": ds.props,
-          "dataset": {"path": str(a.dataset), "hash": ds.hash, "rows": len(ds), "kernels": int(len(np.unique(ds.kernel))),
+          "dataset": {"path": str(a.dataset), "shards": ds.shards, "hash": ds.hash, "rows": len(ds),
+                      "kernels": int(len(np.unique(ds.kernel))),
                       "excluded_keys_file": a.exclude_keys, "excluded_keys_in_dataset": excluded},
           "metrics": metrics, "trained": datetime.date.today().isoformat(), "command": command}
   if rm is not None:
@@ -147,7 +156,7 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   log(f"wrote {out} and {out.with_suffix('.json')}")
   # the search's measured history (dataset.history): the fastest configs of every kernel, by loop nest, next to the model
   try:
-    h = History.build(a.dataset, ds.device)
+    h = History.build(a.dataset, ds.device, shards=not a.no_shards)
     # models/cost_model_<arch>.txt -> models/history_<arch>.json (where tune-model looks); any other name: NAME.history.json
     hp = out.with_name(out.stem.replace("cost_model", "history", 1) + ".json") if "cost_model" in out.stem else out.with_suffix(".history.json")
     h.save(hp)

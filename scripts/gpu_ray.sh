@@ -5,15 +5,17 @@
 #   local_1: the local path on one GPU; ray_1: --ray with one worker on one GPU; ray_N: --ray with a worker on each of the N GPUs.
 # With N >= 2, local_1 and ray_1 run side by side (a GPU and its share of the cores each), then ray_N: both phases load the host
 # alike. On one GPU: local_1, then ray_1. Everything comes back as one archive, $OUT/ray.tgz: ray_scaling.json and .md (the table:
-# python -m dataset.ray_generate --report ray_scaling.json), ray_new.sqlite.gz (every run's new rows), gpu.txt and the logs. Then,
-# here: python -m dataset.shard merge dataset/data/cuda.sqlite <files_at>/ray_new.sqlite.gz (the job checks that this merge loses
-# and duplicates nothing, on a copy of the store)
+# python -m dataset.ray_generate --report ray_scaling.json), ray_new.sqlite.gz (every run's new rows: a shard, dataset.shard export),
+# gpu.txt and the logs. Then, here, the new rows become a shard of the dataset, committed once (the job checks that merging them
+# into a copy of the store loses and duplicates nothing):
+#   python -m dataset.shard export <files_at>/ray_new.sqlite.gz --out dataset/data/shards/h200_<date>_ray.sqlite.gz
 #   usage: bash scripts/gpu_ray.sh [SECONDS=180] [SAMPLES_PER_KERNEL=200] [GENERATE_ARGS...]
-# STORE (default dataset/data/cuda.sqlite; .gz or .xz read too) is the store the runs resume. The carried tree is capped at 64 MiB:
-# Ray's wheel shrunk (scripts/ray_wheel_small.py), only the wheels this job needs in a folder of their own (WHEELS), the store xz'd:
+# STORE (.gz or .xz read too) is the store the runs resume; by default dataset/data/cuda.sqlite as readers load it, with its shards
+# (python -m dataset.shard loaded), so that no run measures again what a shard holds. The carried tree is capped at 64
+# MiB: Ray's wheel shrunk (scripts/ray_wheel_small.py), only the wheels this job needs in a folder of their own (WHEELS), the store xz'd:
 #   mkdir -p out/whl_ray && cp .whl/tinygrad-* .whl/ray-* .whl/jsonschema* .whl/referencing-* .whl/rpds_py-* out/whl_ray/
-#   git show HEAD:dataset/data/cuda.sqlite | xz -T2 > out/cuda.sqlite.xz   # then carry out/whl_ray and out/cuda.sqlite.xz:
-#   WHEELS=out/whl_ray STORE=out/cuda.sqlite.xz bash scripts/gpu_ray.sh 180 200
+#   xz -T2 < $(python -m dataset.shard loaded dataset/data/cuda.sqlite) > out/seed.sqlite.xz   # then carry out/whl_ray and out/seed.sqlite.xz:
+#   WHEELS=out/whl_ray STORE=out/seed.sqlite.xz bash scripts/gpu_ray.sh 180 200
 # DEVICE=CPU KERNELS=small (and an nvidia-smi that lists GPUs) make it a smoke run on a machine without one.
 set -u
 S=${1:-180}; SPK=${2:-200}; shift $(( $# < 2 ? $# : 2 ))
@@ -25,7 +27,7 @@ IDS=(${GPUS//,/ })
 GEN=$(python3 -c "import importlib.util as u; print('models.generate' if u.find_spec('models.generate') else 'dataset.generate')")
 timeout 120 python3 -c "import ray; ray.init(include_dashboard=False); print('ray', ray.__version__, ray.cluster_resources()); ray.shutdown()" ||
   { echo "gpu_ray: error: Ray does not start on this host (ray.init(include_dashboard=False) failed above): nothing measured"; exit 1; }
-STORE=${STORE:-dataset/data/cuda.sqlite}
+STORE=${STORE:-$(python3 -m dataset.shard loaded dataset/data/cuda.sqlite)}
 python3 -c "import gzip, lzma, shutil, sys; p = sys.argv[1]; shutil.copyfileobj({'.gz': gzip.open, '.xz': lzma.open}.get(p[-3:], open)(p, 'rb'),
   open(sys.argv[2], 'wb'))" $STORE $T/base.sqlite || { echo "gpu_ray: error: cannot read the store $STORE"; exit 1; }
 # three disjoint thirds of the kernels, each family dealt round-robin in a seeded random order
@@ -93,7 +95,7 @@ Path(out).write_text(json.dumps(res, indent=1))
 print(json.dumps({k: res[k] for k in ("runs", "ratios", "merge")}, indent=1))
 PY
 python3 -m dataset.ray_generate --report $OUT/ray_scaling.json | tee $OUT/ray_scaling.md
-gzip -1 -c $T/ray_new.sqlite > $OUT/ray_new.sqlite.gz
+python3 -m dataset.shard export $T/ray_new.sqlite --out $OUT/ray_new.sqlite.gz
 }
 job "$@" 2>&1 | tee -a $OUT/ray.log   # the job's lines reach the log as they come (PYTHONUNBUFFERED: gpu_host.sh)
 # the host returns 8 files at most: everything goes back in one archive, whatever happened

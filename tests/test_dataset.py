@@ -204,6 +204,76 @@ def test_shards_merge_once(tmp_path):
   for p in (bad, tmp_path / "missing.sqlite.gz"):
     with pytest.raises(StoreError, match="not a readable gzipped store"): merge(base, [p])
 
+def _tiny(path, rows, device="dev"):
+  """A store of two small CPU kernels (gemm's, softmax's) with `rows`: (kernel index, opts) measured ok on `device`."""
+  s = Store(path)
+  try:
+    for v in select("gemm:m=32:k=32:n=32:fp32,softmax:rows=64:cols=128:fp32", "CPU"):
+      ks = next(extract([v], "CPU"))[1]
+      s.add_variant(v.name, "CPU", ks, [(None, None)]*len(ks))
+    keys = sorted(s.kernel_keys())
+    s.add_device(device, "x86_64", {})
+    for i, opts in rows: s.record(keys[i], opts, device, "x86_64", "0.14.0", "random", "ok", time_s=1e-3)
+  finally: s.close(compact=True)
+  return keys
+
+def _finished(path) -> list[tuple]:
+  db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+  try: return db.execute("SELECT kernel, opts, device FROM measurements WHERE status != 'pending'").fetchall()
+  finally: db.close()
+
+def test_base_and_its_shards_load_as_one_dataset(tmp_path, monkeypatch, capsys):
+  # a base and the shards beside it (dataset/data/shards/ in the repository) read as one store: the union of their rows, each once,
+  # in a working copy built once and again when a shard comes; a shard of another device stays out; --no-shards reads the base alone
+  from dataset.shard import main, resolve
+  from dataset.stats import main as stats_main, stats
+  monkeypatch.setenv("KERNTUNE_CACHE_DIR", str(tmp_path / "cache"))
+  u = lambda n: [["UPCAST", 0, n]]
+  keys = _tiny(base := tmp_path / "data" / "base.sqlite", [(0, []), (0, u(2))])
+  (run := tmp_path / "run.sqlite").write_bytes(base.read_bytes()); t = time.time()
+  _tiny(run, [(0, u(4)), (1, [])])   # a run resumed from the base: its new rows are the shard
+  sh = tmp_path / "data" / "shards"
+  assert main(["export", str(run), "--since", str(t), "--out", str(sh / "dev_2026-01-01_a.sqlite.gz")]) == 0
+  assert main(["export", str(run), "--out", str(sh / "dev_2026-01-01_a.sqlite.gz")]) == 2   # a shard is written once
+  _tiny(b := tmp_path / "b.sqlite", [(1, []), (1, u(2)), (0, u(2))])   # two rows the base and the first shard hold already
+  assert main(["export", str(b), "--out", str(sh / "dev_2026-01-02_b.sqlite.gz")]) == 0
+  _tiny(o := tmp_path / "o.sqlite", [(0, u(8))], device="other")
+  assert main(["export", str(o), "--out", str(sh / "other_2026-01-02_o.sqlite.gz")]) == 0
+  capsys.readouterr()
+  src = resolve(base)
+  assert src.path != base and list(src.shards) == ["dev_2026-01-01_a.sqlite.gz", "dev_2026-01-02_b.sqlite.gz"]
+  assert [s["added"] for s in src.shards.values()] == [2, 1] and "measured on other" in src.skipped["other_2026-01-02_o.sqlite.gz"]
+  rows = _finished(src.path)
+  assert len(rows) == len(set(rows)) == 5 and {r[2] for r in rows} == {"dev"} and {r[0] for r in rows} == set(keys[:2])
+  assert len(_finished(base)) == 2 and resolve(base, shards=False).path == base and resolve(base).path == src.path   # built once
+  st = stats(str(base))
+  assert st["measurements_ok"] == 5 and st["shards"]["dev_2026-01-02_b.sqlite.gz"] == {"devices": ["dev"], "rows": 3, "ok": 3, "added": 1, "added_ok": 1}
+  assert stats_main([str(base), "--no-shards", "--json"]) == 0 and json.loads(capsys.readouterr().out)["measurements_ok"] == 2
+  assert stats_main([str(base)]) == 0 and "shard dev_2026-01-01_a.sqlite.gz: 2 rows (2 ok) of dev, 2 new (2 ok)" in capsys.readouterr().out
+  from models.data import load   # what training reads
+  ds, alone = load(base, cache=False, workers=1), load(base, cache=False, workers=1, shards=False)
+  assert (len(ds), ds.shards, len(alone), alone.shards) == (5, list(src.shards), 2, [])
+  _tiny(c := tmp_path / "c.sqlite", [(1, u(4))])   # a new shard: a new working copy, the old one gone
+  assert main(["export", str(c), "--out", str(sh / "dev_2026-01-03_c.sqlite.gz")]) == 0
+  new = resolve(base)
+  assert new.path != src.path and not src.path.exists() and len(_finished(new.path)) == 6 and len(new.shards) == 3
+
+def test_corrupt_shard_is_a_one_line_error_naming_it(tmp_path, monkeypatch, capsys):
+  import gzip
+  from dataset.shard import resolve
+  from dataset.stats import main as stats_main
+  monkeypatch.setenv("KERNTUNE_CACHE_DIR", str(tmp_path / "cache"))
+  _tiny(base := tmp_path / "base.sqlite", [(0, [])])
+  (sh := tmp_path / "shards").mkdir()
+  for name, blob in (("dev_x_notgz.sqlite.gz", b"not gzip"), ("dev_x_notdb.sqlite.gz", gzip.compress(b"not a database" * 100))):
+    (bad := sh / name).write_bytes(blob)
+    with pytest.raises(StoreError, match=name): resolve(base)
+    assert stats_main([str(base)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dataset-stats: error:") and name in err and len(err.strip().splitlines()) == 1
+    assert stats_main([str(base), "--no-shards", "--json"]) == 0   # the base alone does not read it
+    capsys.readouterr(); bad.unlink()
+
 def _gen(out, *args, entry="dataset.generate", **kw):
   return subprocess.Popen([sys.executable, "-m", entry, "--device", "CPU", "--out", str(out), "--no-progress",
                            "--workers", "1", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
@@ -434,12 +504,21 @@ def test_resumed_kernel_at_target_without_hand_coded_gets_it():
   assert p.finished()
 
 def test_committed_hopper_dataset():
-  st = json.loads(subprocess.run([sys.executable, "-m", "dataset.stats", str(ROOT / "dataset/data/cuda.sqlite"), "--json"],
-                                 capture_output=True, text=True).stdout)
+  # the base is what the shipped model was trained on (its measurements' hash); its shards are of its device and add to it
+  from dataset.stats import stats
+  from models.data import content_hash
+  st = stats(str(base := ROOT / "dataset/data/cuda.sqlite"), shards=False)
   assert st["devices"] == ["NVIDIA H200"] and st["archs"] == ["sm_90"] and st["tinygrad_version"] == ["0.14.0"]
   assert st["kernels_with_ok"] >= 300 and st["measurements_ok"] >= 25_000
   op_families = set(st["families"]) - {"resnet50", "cvt_block", "gpt2_block"}
   assert len(op_families) >= 8 and {"resnet50", "cvt_block", "gpt2_block"} <= set(st["families"])
+  s = Store(base, readonly=True)
+  try: df = s.frame()
+  finally: s.close()
+  assert content_hash(df) == json.loads((ROOT / "models/cost_model_sm_90.json").read_text())["dataset"]["hash"]
+  full = stats(str(base))
+  assert full["shards"] and not full["shards_skipped"] and full["devices"] == st["devices"]
+  assert full["measurements_ok"] == st["measurements_ok"] + sum(s["added_ok"] for s in full["shards"].values()) > st["measurements_ok"]
 
 def test_reference_is_unoptimized_threads_grouped_in_blocks():
   """On a GPU the correctness reference is LOCAL opts only (at most 256 threads, dividing the axes they split, leaving at least
