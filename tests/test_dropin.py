@@ -1,9 +1,10 @@
 """Drop-in tuning (search.dropin): a tinygrad program's kernels are tuned at first sight, cached, and replayed by a second run; a
 kernel gets what its share of the runtime is worth; a search stopped on its budget goes on in a later run; KERNTUNE=1 works in a
-program that never imports kerntune (search.hook)."""
-import json, os, subprocess, sys, sysconfig
+program that never imports kerntune (search.hook); scripts/bench_dropin.py runs end to end on the CPU (slow)."""
+import json, os, subprocess, sys
 from pathlib import Path
 import numpy as np
+import pytest
 from tinygrad import Tensor, Variable
 from search.cache import TunedCache, tuned
 from search.dropin import Tuner
@@ -134,3 +135,20 @@ def test_kerntune_env_tunes_a_program_that_never_imports_it(tmp_path):
   assert again.returncode == 0 and again.stdout == plain.stdout and "kerntune" not in again.stderr, again.stderr[-3000:]
   rep2 = json.loads((tmp_path / "again.json").read_text())
   assert rep2["tuned"] == 0 and rep2["search_s"] == 0 and rep2["replayed"] == len(rep["kernels"])   # a second run searches nothing
+
+@pytest.mark.slow
+def test_bench_dropin_small_end_to_end(tmp_path):
+  # scripts/bench_dropin.py on the CPU at tiny sizes (3-4 min on 2 cores): plain, KERNTUNE=1 and BEAM=2 each in a process of its own
+  bench = lambda: subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_dropin.py"), "--device", "CPU", "--small", "--programs", "vit_infer",
+                                  "--steps", "3", "--out", str(tmp_path)], capture_output=True, text=True, timeout=1500, cwd=ROOT)
+  r = bench()
+  assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+  rep = json.loads((tmp_path / "dropin.json").read_text())
+  assert {"device", "date", "command", "programs"} <= rep.keys()
+  (p,) = rep["programs"]
+  fields = ("kerntune_step_ms", "beam2_step_ms", "kerntune_search_s", "beam2_search_s", "kerntune_first_result_s", "beam2_first_result_s")
+  assert p["name"] == "vit_infer" and all(p[f] > 0 for f in fields) and p["missing"] == [] and p["same_call"], p
+  assert all(d < 1e-3 for d in p["output_vs_default"].values()), p["output_vs_default"]   # tuned kernels compute what plain ones do
+  assert "| vit_infer |" in (tmp_path / "dropin.md").read_text()
+  again = bench()   # a second call finds every run done
+  assert again.returncode == 0 and again.stdout.count("done before") == 3, again.stdout[-2000:]
