@@ -71,9 +71,9 @@ class Tuner:
       self._seen.add(key)
       row = {"name": f"kernel {len(self.rows) + 1}", "key": key, "kernel": _describe(a, device), "runs": runs[key], "status": None}
       self.rows.append(row)
-      twin = _at_bound(a, device) if _symbolic(a, device) else None
+      twin = _at_bound(a, device) if (symbolic := _symbolic(a, device)) else None
       if twin is not None: row["at"] = twin[1]
-      if _symbolic(a, device) and twin is None: row["status"] = "symbolic"
+      if symbolic and twin is None: row["status"] = "symbolic"
       elif self.over(): row["status"] = "over budget"
       else: todo.append((row, a if twin is None else twin[0], hit, None if twin is None else a))
     if not todo: return
