@@ -87,4 +87,8 @@ def main(argv:list[str]|None=None) -> int:
   print("usage: python -m search.hook [install|uninstall|status] [SITE_DIR]", file=sys.stderr)
   return 2
 
+def install_main(argv:list[str]|None=None) -> int:
+  """`kerntune install-hook [SITE_DIR]`."""
+  return main(["install", *(sys.argv[1:] if argv is None else argv)])
+
 if __name__ == "__main__": sys.exit(main())
