@@ -151,7 +151,9 @@ class Tuner:
             t0, ctxs[i].round_size = time.perf_counter(), size
             with contextlib.suppress(Exception): strat.ahead(ctxs[i])
             todo[i][0]["search_s"] += time.perf_counter() - t0
-      alloc = dict(zip(live, schedule([todo[i][0]["runs"] for i in live], [todo[i][0]["default_us"] for i in live], search, total, seconds,
+      end = None if seconds is None else time.perf_counter() + seconds
+      alloc = dict(zip(live, schedule([todo[i][0]["runs"] for i in live], [todo[i][0]["default_us"] for i in live], search, total,
+                                      None if end is None else lambda i: end - time.perf_counter(),
                                       [first.get(i) or MIN_PER_KERNEL for i in live], ahead, slots=workers, rest=rest))) if live else {}
       bar.close()
       best = {i: min(ctxs[i].measurer.best*1e6, todo[i][0]["default_us"]) for i in live}

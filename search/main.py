@@ -5,6 +5,7 @@
   kerntune search ARGS        search: tune one workload's kernels, guided by the model
   kerntune tune-model ARGS    tune-model: tune every kernel of a whole model under one budget
   kerntune run PROG.py ARGS   tuned-run: run a program with the tuned kernels
+  kerntune install-hook       KERNTUNE=1 python prog.py tunes any tinygrad program (an editable install needs it once)
   kerntune fuzz ARGS          random kernels under random valid opts, each checked against its unoptimized kernel (search.fuzz)
   kerntune quickstart         generate -> train -> search on this machine's CPU in under 10 minutes"""
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Callable
 # subcommand -> its console script's main, imported on use: the jobs' imports (torch, LightGBM, onnx) take seconds the others need not pay
 COMMANDS = {"generate": "models.generate:main", "train": "models.train:main", "search": "search.cli:main",
             "tune-model": "search.tune_model:main", "run": "search.cache:run_main"}
-TOOLS = {"fuzz": "search.fuzz:main"}   # subcommands without a console script of their own
+TOOLS = {"fuzz": "search.fuzz:main", "install-hook": "search.hook:install_main"}   # subcommands without a console script of their own
 
 def command(name:str) -> Callable[[list[str]], int]:
   mod, fn = {**COMMANDS, **TOOLS}[name].split(":")

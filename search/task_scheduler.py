@@ -12,38 +12,40 @@ from search.strategies import AHEAD
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
 PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes where it pays)
-# expected relative gain of a kernel's first round over tinygrad's hand-coded config (the H200 search bench of 2026-11-22: learned
+# expected relative gain of a kernel's first round over tinygrad's hand-coded config (the H200 search bench: learned
 # beam 3.19x hand-coded in geomean, ~0.7; kept below what was seen, so a kernel must matter), and of its second round: the mean of
-# what second rounds found, 1.4% over 22 kernels (the search bench, results/logs/search_bench_s6_call1.log: nothing faster on 13 of
-# 18 kernels, 0.1-2.7% on 4, 11% on one; ResNet-50 b1 fp32 in tune-model, results/logs/models_s15_call2.resnet50_b1_fp32.tune.json: 14.6% on one of
-# 4, for 9.3 s of its 34.3 s, and nothing on 3, for 4.9 s). At 0.05 later rounds took ~40% of that model's tuning time.
+# what second rounds found, 1.4% over 22 kernels (the search bench: nothing faster on 13 of 18 kernels, 0.1-2.7% on 4, 11% on
+# one; ResNet-50 b1 fp32 in tune-model: 14.6% on one of 4, for 9.3 s of its 34.3 s, and nothing on 3, for 4.9 s). At 0.05 later
+# rounds took ~40% of that model's tuning time.
 FIRST_GAIN, NEXT_GAIN = 0.5, 0.015
 STOP_GAIN = 0.003         # a round must be expected to save this share of the model's current time
 
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
-             seconds:float|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
+             left:Callable[[int], float]|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
              step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
   compiled ahead) and `step` after, until no round is expected to save `stop` of the model's current time, `total` timed
-  candidates are spent, `seconds` pass, or every kernel's search has stopped on its own. With `slots` compile workers, a later round
+  candidates are spent, no time is left, or every kernel's search has stopped on its own. With `slots` compile workers, a later round
   takes at least its share of them: a round costs one compile latency however many it compiles, and once only a kernel or two are
-  still worth rounds (GPT-2's largest GEMM: 4 rounds of 6 for 8.7 s of its 16.5 s, H200 2026-11-23) rounds of 6 left most
-  workers idle. `rest`: the time of the model's kernels not scheduled here (drop-in tuning's kernels already cached), in
-  the units of `times`: a kernel's share counts against them too.
+  still worth rounds (GPT-2's largest GEMM on the H200: 4 rounds of 6 for 8.7 s of its 16.5 s) rounds of 6 left most
+  workers idle. `rest`: the time of the model's kernels not scheduled here (drop-in tuning's kernels already cached), in the units
+  of `times`: a kernel's share counts against them too.
   search(i, budget) searches kernel i on to `budget` timed candidates in all and returns (timed so far, best time, stopped).
+  left(i), with a time budget, is the seconds kernel i's next round may take: no round starts unless the last one's duration fits.
   ahead(order, size), if given, is told the AHEAD kernels it will search next, in order, and the size of their next rounds,
   before each round: their next rounds can compile while this one is timed. Returns the budget each kernel was given."""
-  n, st = len(runs), time.perf_counter()
+  n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
   alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
   stopped = [not (t < math.inf) for t in times]
   saves = lambda i: runs[i]*best[i]*gain[i]
-  while (total is None or sum(used) < total) and (seconds is None or time.perf_counter() - st < seconds):
+  while total is None or sum(used) < total:
     if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -saves(i))): break
     i, model_time = cand[0], rest + sum(r*b for r, b in zip(runs, best) if b < math.inf)
-    if saves(i) < stop*model_time: break
+    if saves(i) < stop*model_time or (left is not None and left(i) <= last): break
+    st = time.perf_counter()
     live = sum(saves(j) >= stop*model_time for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once
     size = max(step, slots//min(live, 1 + AHEAD))
     if ahead is not None: ahead(cand[:AHEAD], size)
@@ -51,6 +53,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     alloc[i] += more if total is None else min(more, total - sum(used))
     before, rounds[i] = best[i], rounds[i] + 1
     used[i], t, stopped[i] = search(i, alloc[i])
+    last = time.perf_counter() - st   # the round with its ahead(): what the next must fit in
     best[i] = min(best[i], t)
     gain[i] = next_gain if rounds[i] == 1 else ((before - best[i])/before + gain[i])/2
     stopped[i] = stopped[i] or used[i] < alloc[i]   # it stopped short of its budget: more would not help
