@@ -92,8 +92,8 @@ def _init(ren:Renderer, blobs:dict[str, bytes], timeout_s:int, preload:tuple[str
   Context(ALLOW_DEVICE_USAGE=0, VIZ=0, TRACK_MATCH_STATS=0).__enter__()
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   # one BLAS thread: the workers score too (a blend's MLP is numpy matmuls), and 15 workers with an OpenBLAS thread per core each
-  # spin 240 threads on 16 cores (H200 host, 2026-11-24: CvT-13's model descents took 22.1 s with a blend, 6.2 s with this, the
-  # ranker alone 6.7 s; results/logs/models_s22_blend_checks.log)
+  # spin 240 threads on 16 cores (H200 host: CvT-13's model descents took 22.1 s with a blend, 6.2 s with this, the
+  # ranker alone 6.7 s)
   threadpool_limits(1, user_api="blas")
   configure(ren, blobs, timeout_s)
   # modules a later job will need, imported in the background while the worker already compiles (import locks make a job that

@@ -65,7 +65,7 @@ class Rooted(Scheduler):
   It also keeps its ranges for as long as its AST stays the same object: tinygrad's Scheduler sorts them out of the AST's whole
   backward slice on every `rngs` (and so every full_shape, axis_types, real_axis) access, and a copy computed them once more in
   __init__. Expanding a parent tries ~200 actions, each a copy plus a few of those accesses: 10 of 47 s of CPU in GPT-2's model
-  descents (2026-11-23, cProfile on this development machine)."""
+  descents (cProfile on a development machine)."""
   root: Scheduler
   _shape: list|None = None
   _rngs_of: UOp|None = None   # the AST that _rngs (and _shape, when set) were computed from

@@ -1,6 +1,6 @@
 """Time again, in full, configs whose stored time is one early-stopped warm-up run (a config whose warm-up is slower than 4x the best
 known is timed once): every one of the cost model's 10 worst held-out top-1 picks on the Hopper dataset is such a row, one of them
-the kernel's best config plus two SWAPs of global axes at 52x its time (results/logs/cost_model_misses_s11.log). Whether those
+the kernel's best config plus two SWAPs of global axes at 52x its time. Whether those
 single runs are real is what this measures: three steps, the middle one on the GPU host.
 
   python -m models.retime select dataset/data/cuda.sqlite --model models/cost_model_sm_90.txt --top 3 --held-out 5 --out out/retime.json.gz

@@ -162,7 +162,7 @@ class Bench:
     """Run times in seconds: a warm-up, then `runs` timed runs, each after a cache flush. A config slower than `early_stop` in its
     warm-up and in the run after it has only that run timed (returns early_stopped=True). One slow warm-up is not enough: a
     first run can take milliseconds more than every later one (on the CPU, a CvT kernel's config stored at 6.0 ms from its warm-up
-    alone ran 18 us timed again: results/logs/retime_cpu_s11.log), and the search would drop a good config on it."""
+    alone ran 18 us timed again), and the search would drop a good config on it."""
     if self.wedged is not None: raise RunTimeout(self.wedged)
     timer = self._timer(prg)
     self.flush()

@@ -4,7 +4,7 @@ along every axis), which gives exact strides, coalescing and vector widths, also
 Every per-config column is repeated as its difference from the same column of the kernel's unoptimized Scheduler (dataset.kernel's
 `root`): a ranker orders configs within a kernel, and trees split on absolute values, so the differences carry the within-kernel
 scale (with the register model of models.resources, on the Hopper dataset: kernel-held-out tau 0.770 -> 0.773, top-1 and top-5
-within seed noise; results/cost_model.md against results/logs/cost_model_eval_s12_partial.log).
+within seed noise; results/cost_model.md).
 
 One fixed-length vector per candidate, with the device's properties as inputs, so a single schema spans devices."""
 from __future__ import annotations

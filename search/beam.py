@@ -126,9 +126,9 @@ class Beam:
   def one_round(self, ctx:Context) -> bool:
     """Whether the measurement budget is too small to pay for two rounds of seed_picks: then the first batch takes all of it (less
     the hand-coded) and the search ends there, its stragglers not waited for. Each round costs a compile latency: in the H200
-    benches of 2026-11-21 a second round of 6 found nothing faster on 13 of 18 kernels, 0.1-2.7% on 4 and 11% on one, for 0.3-3.8 s
-    of an op's search (results/logs/search_bench_s6_call1.log), and one spending what stragglers left of a one-round budget found
-    1-5% on 3 of 18 kernels (attention's) and nothing elsewhere, for 2.4-7.1 s (results/logs/search_bench_s7_call3.log)."""
+    benches a second round of 6 found nothing faster on 13 of 18 kernels, 0.1-2.7% on 4 and 11% on one, for 0.3-3.8 s
+    of an op's search, and one spending what stragglers left of a one-round budget found
+    1-5% on 3 of 18 kernels (attention's) and nothing elsewhere, for 2.4-7.1 s."""
     n = ctx.measurer.budget.measurements if ctx.measurer is not None else None
     return n is not None and 1 < n <= 2*(self.seed_picks + 1)
 
@@ -288,7 +288,7 @@ def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Excepti
   futs: dict = {}
   if remote:
     # Whole descents, not depth by depth: a depth's pool jobs wait behind the compiles queued there (each depth's top pick, the
-    # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host (2026-11-24); here,
+    # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host; here,
     # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
     params = {f.name: getattr(strat, f.name) for f in fields(strat)}
     # (told apart by the history's size: history_roots replays configs, 0.05 s a kernel in the H200 host's main process)
