@@ -2,8 +2,7 @@
 
 The kernels are single-op configurations drawn once by a seeded sampler over shapes real networks run (odd sizes 7, 49, 197, 577,
 1500, 3000; batch 1 and large; fp16 and fp32; strided, grouped and dilated convs; matmuls and bmm; attention, causal too; norms,
-reductions, elementwise chains). The list is frozen: tests/test_unseen.py pins its fingerprint and asserts that none of its
-kernels' AST keys is in the shipped stores or histories. Never change it to flatter a result; a new benchmark gets a new seed.
+reductions, elementwise chains): dataset/unseen.py holds the list, frozen.
 
 Per kernel, in one process on one device: the learned search with a user's defaults (`search`'s), tinygrad's BEAM=2, tinygrad's
 hand-coded config, and torch for the whole op; the three tinygrad answers are timed again side by side at the end of each op.
@@ -13,98 +12,10 @@ hand-coded config, and torch for the whole op; the three tinygrad answers are ti
 BEAM=2's picks and search cost are kept in results/unseen_beam2.json, so a later call re-times BEAM=2's pick beside a new learned
 search instead of searching again (the JSON says which call each BEAM=2 search ran in)."""
 from __future__ import annotations
-import argparse, hashlib, json, math, random, sys, time
+import argparse, json, math, random, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-SEED = 29
-
-def _conv(r:random.Random) -> str:
-  kind = r.choice(["depthwise", "pointwise", "strided", "dilated", "grouped", "stem"])
-  n, dt = r.choice([1, 8, 32]), r.choice(["fp16", "fp32"])
-  if kind == "depthwise":
-    c, h, ks, s = r.choice([96, 144, 240, 480, 672]), r.choice([7, 14, 28, 56]), r.choice([3, 5]), r.choice([1, 2])
-    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={c}:ks={ks}:stride={s}:padding={ks//2}:dilation=1:groups={c}:{dt}"
-  if kind == "pointwise":
-    c, k, h = r.choice([24, 40, 80, 112, 192, 320]), r.choice([96, 144, 240, 480, 1152]), r.choice([7, 14, 28, 56])
-    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={k}:ks=1:stride=1:padding=0:dilation=1:groups=1:{dt}"
-  if kind == "strided":
-    c, h = r.choice([48, 96, 192, 384]), r.choice([14, 28, 56])
-    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={2*c}:ks=3:stride=2:padding=1:dilation=1:groups=1:{dt}"
-  if kind == "dilated":
-    c, h, d = r.choice([64, 128, 256]), r.choice([28, 49, 56]), r.choice([2, 4])
-    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={c}:ks=3:stride=1:padding={d}:dilation={d}:groups=1:{dt}"
-  if kind == "grouped":
-    c, h, g = r.choice([128, 256, 512]), r.choice([14, 28, 49]), r.choice([8, 16, 32])
-    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={c}:ks=3:stride=1:padding=1:dilation=1:groups={g}:{dt}"
-  ks, s, k = r.choice([(4, 4, 96), (7, 4, 64), (16, 16, 384), (3, 2, 32)])   # ConvNeXt, SegFormer, ViT-S patch, EfficientNet stems
-  return f"conv2d:n={n}:c=3:h=224:w=224:k={k}:ks={ks}:stride={s}:padding={ks//2 if s < ks else 0}:dilation=1:groups=1:{dt}"
-
-def _conv1d(r:random.Random) -> str:
-  c, k, s = r.choice([(80, 384, 1), (384, 384, 2), (80, 512, 1)])   # Whisper-style front ends over 3000 frames
-  return f"conv1d:n={r.choice([1, 4])}:c={c}:l=3000:k={k}:ks=3:stride={s}:padding=1:{r.choice(['fp16', 'fp32'])}"
-
-def _tokens(r:random.Random) -> int: return r.choice([1, 2, 8]) * r.choice([49, 197, 577, 1500])
-
-def _gemm(r:random.Random) -> str:
-  m, (k, n) = _tokens(r), r.choice([(384, 1536), (768, 2304), (1024, 4096), (3072, 768), (4096, 11008), (1536, 384)])
-  return f"gemm:m={m}:k={k}:n={n}:{r.choice(['fp16', 'fp32'])}"
-
-def _bmm(r:random.Random) -> str:
-  heads, seq, d = r.choice([(6, 1500, 64), (12, 197, 64), (16, 577, 64), (12, 49, 32)]), r.choice([1, 4]), r.choice([False, True])
-  b, s, dim = heads[0]*seq, heads[1], heads[2]
-  return f"bmm:b={b}:m={s}:k={s}:n={dim}:{r.choice(['fp16', 'fp32'])}" if d else f"bmm:b={b}:m={s}:k={dim}:n={s}:{r.choice(['fp16', 'fp32'])}"
-
-def _attention(r:random.Random) -> str:
-  heads, seq, dim, causal = r.choice([(12, 197, 64, 0), (6, 1500, 64, 0), (16, 577, 64, 0), (32, 2048, 128, 1), (12, 1024, 64, 1)])
-  return f"attention:b={r.choice([1, 4])}:heads={heads}:seq={seq}:dim={dim}:causal={causal}:{r.choice(['fp16', 'fp32'])}"
-
-def _norm(r:random.Random) -> str:
-  return f"{r.choice(['layernorm', 'rmsnorm'])}:rows={_tokens(r)}:cols={r.choice([384, 768, 1024, 4096])}:{r.choice(['fp16', 'fp32'])}"
-
-def _softmax(r:random.Random) -> str:
-  s = r.choice([49, 197, 577, 1500])
-  return f"softmax:rows={r.choice([12, 96])*s}:cols={s}:log=0:{r.choice(['fp16', 'fp32'])}"
-
-def _reduce(r:random.Random) -> str:
-  a, b, c, axis = r.choice([(8, 197, 768, 1), (32, 49, 1280, 1), (64, 7, 3000, 2), (16, 1500, 384, 2), (1, 577, 1024, 1)])
-  return f"reduce:a={a}:b={b}:c={c}:axis={axis}:op={r.choice(['sum', 'mean', 'max'])}:{r.choice(['fp16', 'fp32'])}"
-
-def _elementwise(r:random.Random) -> str:
-  w = r.choice(["gelu_bias", "swiglu"])
-  return f"{w}:rows={_tokens(r)}:cols={r.choice([1536, 3072, 11008] if w == 'swiglu' else [1536, 3072, 4096])}:{r.choice(['fp16', 'fp32'])}"
-
-# family sampler and how many configurations of it the benchmark holds
-FAMILIES = [(_conv, 12), (_conv1d, 2), (_gemm, 6), (_bmm, 4), (_attention, 4), (_norm, 5), (_softmax, 3), (_reduce, 4), (_elementwise, 4)]
-
-def kernel_specs(seed:int=SEED) -> list[str]:
-  """The benchmark's single-op configurations (corpus-style variant specs), drawn once from `seed`; distinct, and never a corpus
-  variant's shape."""
-  from dataset.corpus import CORPUS, parse_variant
-  corpus, r, out = {v.name for v in CORPUS}, random.Random(seed), []
-  for fam, n in FAMILIES:
-    got = 0
-    while got < n:
-      spec = fam(r)
-      if spec in out or parse_variant(spec).name in corpus: continue
-      out.append(spec); got += 1
-  return out
-
-def fingerprint(specs:list[str]) -> str: return hashlib.sha256("\n".join(specs).encode()).hexdigest()[:16]
-
-# Whole networks (torch -> ONNX -> tune-model, against BEAM=2, torch and torch.compile), none of which the corpus holds at any shape:
-# scripts/bench_models.py's UNSEEN (its definitions and resumable host runs: bench_models.py --models unseen)
-NETWORKS = ["mobilenet_v2_b1_fp32", "efficientnet_b0_b1_fp32", "vit_b_16_b1_fp16", "convnext_tiny_b8_fp16", "bert_base_s128_fp32",
-            "whisper_tiny_encoder_fp32", "llama_block_s512_fp16"]
-
-def kernels_of(spec:str, device:str) -> list:
-  from dataset.corpus import parse_variant
-  from dataset.kernel import Kernel, kernel_asts
-  v = parse_variant(spec)
-  return [Kernel(ast.key.hex(), ast, f"{v.name}#{i}", v.family, v.workload) for i, ast in enumerate(kernel_asts(*v.build(device)))]
-
-def benchmark_keys(device:str) -> dict[str, str]:
-  """AST key -> kernel name, of every benchmark kernel on `device` (no GPU needed)."""
-  return {k.key: k.name for spec in kernel_specs() for k in kernels_of(spec, device)}
+from dataset.unseen import NETWORKS, benchmark_keys, fingerprint, kernel_specs, kernels_of  # noqa: E402
 
 def torch_us(spec:str, reps:int=30) -> float|None:
   """The whole op through torch (cuDNN / cuBLAS / fused attention), median of CUDA-event timings with the L2 flushed before each."""

@@ -1,0 +1,147 @@
+"""The unseen benchmark's contents: single-op kernel configurations and whole networks that nothing in kerntune is trained or tuned
+on (scripts/bench_unseen.py measures them against tinygrad's BEAM=2). The kernels were drawn once by a seeded sampler over shapes
+real networks run (odd sizes 7, 49, 197, 577, 1500, 3000; batch 1 and large; fp16 and fp32; strided, grouped and dilated convs;
+matmuls and bmm; attention, causal too; norms, reductions, elementwise chains). Frozen: tests/test_unseen.py pins the fingerprint
+and asserts that no benchmark kernel is in the shipped stores, shards or histories, nor in the corpus. Never change it to flatter a
+result; a new benchmark gets a new seed."""
+from __future__ import annotations
+import hashlib, random
+SEED = 29
+
+def _conv(r:random.Random) -> str:
+  kind = r.choice(["depthwise", "pointwise", "strided", "dilated", "grouped", "stem"])
+  n, dt = r.choice([1, 8, 32]), r.choice(["fp16", "fp32"])
+  if kind == "depthwise":
+    c, h, ks, s = r.choice([96, 144, 240, 480, 672]), r.choice([7, 14, 28, 56]), r.choice([3, 5]), r.choice([1, 2])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={c}:ks={ks}:stride={s}:padding={ks//2}:dilation=1:groups={c}:{dt}"
+  if kind == "pointwise":
+    c, k, h = r.choice([24, 40, 80, 112, 192, 320]), r.choice([96, 144, 240, 480, 1152]), r.choice([7, 14, 28, 56])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={k}:ks=1:stride=1:padding=0:dilation=1:groups=1:{dt}"
+  if kind == "strided":
+    c, h = r.choice([48, 96, 192, 384]), r.choice([14, 28, 56])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={2*c}:ks=3:stride=2:padding=1:dilation=1:groups=1:{dt}"
+  if kind == "dilated":
+    c, h, d = r.choice([64, 128, 256]), r.choice([28, 49, 56]), r.choice([2, 4])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={c}:ks=3:stride=1:padding={d}:dilation={d}:groups=1:{dt}"
+  if kind == "grouped":
+    c, h, g = r.choice([128, 256, 512]), r.choice([14, 28, 49]), r.choice([8, 16, 32])
+    return f"conv2d:n={n}:c={c}:h={h}:w={h}:k={c}:ks=3:stride=1:padding=1:dilation=1:groups={g}:{dt}"
+  ks, s, k = r.choice([(4, 4, 96), (7, 4, 64), (16, 16, 384), (3, 2, 32)])   # ConvNeXt, SegFormer, ViT-S patch, EfficientNet stems
+  return f"conv2d:n={n}:c=3:h=224:w=224:k={k}:ks={ks}:stride={s}:padding={ks//2 if s < ks else 0}:dilation=1:groups=1:{dt}"
+
+def _conv1d(r:random.Random) -> str:
+  c, k, s = r.choice([(80, 384, 1), (384, 384, 2), (80, 512, 1)])   # Whisper-style front ends over 3000 frames
+  return f"conv1d:n={r.choice([1, 4])}:c={c}:l=3000:k={k}:ks=3:stride={s}:padding=1:{r.choice(['fp16', 'fp32'])}"
+
+def _tokens(r:random.Random) -> int: return r.choice([1, 2, 8]) * r.choice([49, 197, 577, 1500])
+
+def _gemm(r:random.Random) -> str:
+  m, (k, n) = _tokens(r), r.choice([(384, 1536), (768, 2304), (1024, 4096), (3072, 768), (4096, 11008), (1536, 384)])
+  return f"gemm:m={m}:k={k}:n={n}:{r.choice(['fp16', 'fp32'])}"
+
+def _bmm(r:random.Random) -> str:
+  heads, seq, d = r.choice([(6, 1500, 64), (12, 197, 64), (16, 577, 64), (12, 49, 32)]), r.choice([1, 4]), r.choice([False, True])
+  b, s, dim = heads[0]*seq, heads[1], heads[2]
+  return f"bmm:b={b}:m={s}:k={s}:n={dim}:{r.choice(['fp16', 'fp32'])}" if d else f"bmm:b={b}:m={s}:k={dim}:n={s}:{r.choice(['fp16', 'fp32'])}"
+
+def _attention(r:random.Random) -> str:
+  heads, seq, dim, causal = r.choice([(12, 197, 64, 0), (6, 1500, 64, 0), (16, 577, 64, 0), (32, 2048, 128, 1), (12, 1024, 64, 1)])
+  return f"attention:b={r.choice([1, 4])}:heads={heads}:seq={seq}:dim={dim}:causal={causal}:{r.choice(['fp16', 'fp32'])}"
+
+def _norm(r:random.Random) -> str:
+  return f"{r.choice(['layernorm', 'rmsnorm'])}:rows={_tokens(r)}:cols={r.choice([384, 768, 1024, 4096])}:{r.choice(['fp16', 'fp32'])}"
+
+def _softmax(r:random.Random) -> str:
+  s = r.choice([49, 197, 577, 1500])
+  return f"softmax:rows={r.choice([12, 96])*s}:cols={s}:log=0:{r.choice(['fp16', 'fp32'])}"
+
+def _reduce(r:random.Random) -> str:
+  a, b, c, axis = r.choice([(8, 197, 768, 1), (32, 49, 1280, 1), (64, 7, 3000, 2), (16, 1500, 384, 2), (1, 577, 1024, 1)])
+  return f"reduce:a={a}:b={b}:c={c}:axis={axis}:op={r.choice(['sum', 'mean', 'max'])}:{r.choice(['fp16', 'fp32'])}"
+
+def _elementwise(r:random.Random) -> str:
+  w = r.choice(["gelu_bias", "swiglu"])
+  return f"{w}:rows={_tokens(r)}:cols={r.choice([1536, 3072, 11008] if w == 'swiglu' else [1536, 3072, 4096])}:{r.choice(['fp16', 'fp32'])}"
+
+SPECS = (
+  "conv2d:n=1:c=512:h=49:w=49:k=512:ks=3:stride=1:padding=1:dilation=1:groups=16:fp32",
+  "conv2d:n=32:c=480:h=56:w=56:k=480:ks=3:stride=1:padding=1:dilation=1:groups=480:fp32",
+  "conv2d:n=8:c=240:h=7:w=7:k=240:ks=5:stride=2:padding=2:dilation=1:groups=240:fp16",
+  "conv2d:n=32:c=512:h=14:w=14:k=512:ks=3:stride=1:padding=1:dilation=1:groups=16:fp32",
+  "conv2d:n=1:c=112:h=14:w=14:k=1152:ks=1:stride=1:padding=0:dilation=1:groups=1:fp32",
+  "conv2d:n=32:c=256:h=28:w=28:k=256:ks=3:stride=1:padding=1:dilation=1:groups=32:fp32",
+  "conv2d:n=8:c=192:h=28:w=28:k=144:ks=1:stride=1:padding=0:dilation=1:groups=1:fp32",
+  "conv2d:n=32:c=384:h=56:w=56:k=768:ks=3:stride=2:padding=1:dilation=1:groups=1:fp32",
+  "conv2d:n=32:c=144:h=28:w=28:k=144:ks=3:stride=2:padding=1:dilation=1:groups=144:fp32",
+  "conv2d:n=32:c=144:h=56:w=56:k=144:ks=5:stride=2:padding=2:dilation=1:groups=144:fp32",
+  "conv2d:n=32:c=192:h=56:w=56:k=384:ks=3:stride=2:padding=1:dilation=1:groups=1:fp16",
+  "conv2d:n=32:c=3:h=224:w=224:k=384:ks=16:stride=16:padding=0:dilation=1:groups=1:fp16",
+  "conv1d:n=1:c=80:l=3000:k=384:ks=3:stride=1:padding=1:fp32",
+  "conv1d:n=1:c=384:l=3000:k=384:ks=3:stride=2:padding=1:fp32",
+  "gemm:m=577:k=384:n=1536:fp16",
+  "gemm:m=392:k=1536:n=384:fp32",
+  "gemm:m=49:k=1536:n=384:fp16",
+  "gemm:m=49:k=768:n=2304:fp16",
+  "gemm:m=12000:k=1024:n=4096:fp16",
+  "gemm:m=3000:k=384:n=1536:fp16",
+  "bmm:b=12:m=197:k=64:n=197:fp16",
+  "bmm:b=12:m=49:k=32:n=49:fp16",
+  "bmm:b=48:m=197:k=64:n=197:fp16",
+  "bmm:b=24:m=1500:k=1500:n=64:fp16",
+  "attention:b=1:heads=32:seq=2048:dim=128:causal=1:fp32",
+  "attention:b=4:heads=32:seq=2048:dim=128:causal=1:fp16",
+  "attention:b=4:heads=16:seq=577:dim=64:causal=0:fp16",
+  "attention:b=1:heads=6:seq=1500:dim=64:causal=0:fp32",
+  "rmsnorm:rows=98:cols=1024:fp16",
+  "rmsnorm:rows=1500:cols=768:fp16",
+  "rmsnorm:rows=577:cols=768:fp16",
+  "layernorm:rows=12000:cols=384:fp32",
+  "rmsnorm:rows=49:cols=1024:fp16",
+  "softmax:rows=6924:cols=577:log=0:fp16",
+  "softmax:rows=2364:cols=197:log=0:fp16",
+  "softmax:rows=4704:cols=49:log=0:fp32",
+  "reduce:a=64:b=7:c=3000:axis=2:op=sum:fp16",
+  "reduce:a=16:b=1500:c=384:axis=2:op=sum:fp32",
+  "reduce:a=64:b=7:c=3000:axis=2:op=max:fp32",
+  "reduce:a=64:b=7:c=3000:axis=2:op=mean:fp32",
+  "swiglu:rows=49:cols=11008:fp16",
+  "gelu_bias:rows=4616:cols=1536:fp16",
+  "gelu_bias:rows=197:cols=1536:fp32",
+  "swiglu:rows=4616:cols=11008:fp16",
+)
+
+# family sampler and how many configurations of it the benchmark holds
+FAMILIES = [(_conv, 12), (_conv1d, 2), (_gemm, 6), (_bmm, 4), (_attention, 4), (_norm, 5), (_softmax, 3), (_reduce, 4), (_elementwise, 4)]
+
+def draw(seed:int) -> list[str]:
+  """Single-op configurations (corpus-style variant specs) drawn from `seed`: distinct, and never a corpus variant's shape. A new
+  benchmark is a new seed; SPECS is what seed 29 drew against the corpus of its day, kept literally so a growing corpus cannot
+  change it."""
+  from dataset.corpus import CORPUS, parse_variant
+  corpus, r, out = {v.name for v in CORPUS}, random.Random(seed), []
+  for fam, n in FAMILIES:
+    got = 0
+    while got < n:
+      spec = fam(r)
+      if spec in out or parse_variant(spec).name in corpus: continue
+      out.append(spec); got += 1
+  return out
+
+def kernel_specs() -> list[str]: return list(SPECS)
+
+def fingerprint(specs:list[str]) -> str: return hashlib.sha256("\n".join(specs).encode()).hexdigest()[:16]
+
+# Whole networks (torch -> ONNX -> tune-model, against BEAM=2, torch and torch.compile), none of which the corpus holds at any shape:
+# scripts/bench_models.py's UNSEEN holds their definitions (bench_models.py --models unseen: resumable host runs)
+NETWORKS = ["mobilenet_v2_b1_fp32", "efficientnet_b0_b1_fp32", "vit_b_16_b1_fp16", "convnext_tiny_b8_fp16", "bert_base_s128_fp32",
+            "whisper_tiny_encoder_fp32", "llama_block_s512_fp16"]
+
+def kernels_of(spec:str, device:str) -> list:
+  from dataset.corpus import parse_variant
+  from dataset.kernel import Kernel, kernel_asts
+  v = parse_variant(spec)
+  return [Kernel(ast.key.hex(), ast, f"{v.name}#{i}", v.family, v.workload) for i, ast in enumerate(kernel_asts(*v.build(device)))]
+
+def benchmark_keys(device:str) -> dict[str, str]:
+  """AST key -> kernel name, of every benchmark kernel on `device` (no GPU needed)."""
+  return {k.key: k.name for spec in kernel_specs() for k in kernels_of(spec, device)}
