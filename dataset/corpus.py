@@ -14,6 +14,7 @@ class Variant:
   family: str              # reporting family: op family or network
   params: tuple            # sorted (name, value) pairs
   small: bool              # cheap enough for the CPU device
+  tier: str = "grid"       # "grid" (the fixed grid the shipped data was measured on), "networks", "sampled" (dataset.shape_sampler)
   @property
   def name(self) -> str:
     p = "".join(f":{k}={_fmt(v)}" for k, v in self.params if k != "dtype")
@@ -29,8 +30,8 @@ def builder(workload:str) -> Callable:
     raise KeyError(f"unknown workload {workload!r}; known: {', '.join(sorted([*BUILDERS, *NETWORKS]))}")
   return b
 
-def V(workload:str, family:str|None=None, small=False, **params) -> Variant:
-  return Variant(workload, family or workload, tuple(sorted(params.items())), small)
+def V(workload:str, family:str|None=None, small=False, tier="grid", **params) -> Variant:
+  return Variant(workload, family or workload, tuple(sorted(params.items())), small, tier)
 
 def _grid(workload:str, family:str|None=None, small=False, dtypes=("fp16", "fp32"), **lists) -> list[Variant]:
   keys = list(lists)
@@ -116,7 +117,48 @@ def wider_tier() -> list[Variant]:
   vs += _grid("resnet50", batch=[4, 32]) + _grid("cvt_block", batch=[4, 32]) + _grid("gpt2_block", batch=[4, 16])
   return vs
 
-CORPUS: list[Variant] = build_corpus()
+# every network at a size the CPU schedules in seconds (the networks tier's small variants, and tests/test_networks.py)
+SMALL_NETWORK: dict[str, dict] = {
+  **{n: dict(batch=1, image=32) for n in ("resnet18", "resnet34", "resnet50", "resnet101", "resnext50", "wide_resnet50", "vgg11", "vgg16",
+                                          "densenet121", "googlenet", "squeezenet", "shufflenet_v2", "regnet_x")},
+  "unet": dict(batch=1, image=32, base=8), "dcgan_generator": dict(batch=2, ngf=8), "yolo_head": dict(batch=1, image=64, classes=3),
+  "cvt_block": dict(batch=1, tokens_hw=8), "gpt2_block": dict(batch=1, seq=32, dim=128, heads=2),
+  "gpt2_medium_block": dict(batch=1, seq=32, dim=128, heads=2), "gpt2_large_block": dict(batch=1, seq=32, dim=160, heads=2),
+  "opt_block": dict(batch=1, seq=32, dim=128, heads=2, ff=256), "t5_block": dict(batch=1, seq=32, dec_seq=16, dim=64, heads=2, ff=128),
+  "swin_stage": dict(batch=1, image=56), "mlp_mixer": dict(batch=1, image=64), "conformer_block": dict(batch=1, frames=64, mels=16, dim=32, heads=2),
+  "lstm_lm": dict(batch=2, seq=4, vocab=100, hidden=32), "gru": dict(batch=2, seq=4, inputs=16, hidden=32), "dlrm": dict(batch=8)}
+
+# full-size batches per network: 1, 8 and 32 where a training step fits a GPU's memory; the others at the batches they train at
+NETWORK_BATCHES: dict[str, tuple[int, ...]] = {"resnet101": (1, 8, 32), "vgg16": (1, 8, 32), "densenet121": (1, 8, 32), "unet": (1, 4, 16),
+  "dcgan_generator": (1, 16, 64), "yolo_head": (1, 8, 32), "gpt2_medium_block": (1, 8, 16), "gpt2_large_block": (1, 4, 8),
+  "opt_block": (1, 4, 8), "t5_block": (1, 8, 32), "swin_stage": (1, 8, 32), "conformer_block": (1, 8, 32), "lstm_lm": (1, 20, 64),
+  "gru": (1, 16, 64), "dlrm": (128, 512, 2048)}
+NETWORK_EXTRA: dict[str, list[dict]] = {"swin_stage": [dict(stage=0), dict(stage=2)]}   # Swin's first and third stages are both run
+
+def networks_tier() -> list[Variant]:
+  """Every network at several batch sizes, fp16 and fp32, forward and a training step (dataset.networks.train_step), and each once
+  at its CPU size (forward and training, fp32). The grid's forward variants of ResNet-50, CvT and GPT-2 are not repeated here."""
+  from dataset.networks import NETWORKS
+  grid = {v.name for v in build_corpus()}
+  vs: list[Variant] = []
+  for n in NETWORKS:
+    for extra in NETWORK_EXTRA.get(n, [{}]):
+      for b in NETWORK_BATCHES.get(n, (1, 8, 32)):
+        for dt in ("fp16", "fp32"):
+          for train in (False, True):
+            v = V(n, None, False, "networks", batch=b, dtype=dt, **extra, **({"train": True} if train else {}))
+            if v.name not in grid: vs.append(v)
+    vs += [V(n, None, True, "networks", **SMALL_NETWORK[n], dtype="fp32", **({"train": True} if t else {})) for t in (False, True)]
+  return vs
+
+SAMPLED_N, SAMPLED_SEED = 1000, 0   # the corpus' sampled tier: sampled:1000:0
+
+def sampled_tier(n:int=SAMPLED_N, seed:int=SAMPLED_SEED) -> list[Variant]:
+  """Single-op shapes from the seeded sampler (dataset.shape_sampler), none a grid shape."""
+  from dataset.shape_sampler import sample
+  return [V(w, fam, False, "sampled", **p) for w, fam, p in sample(n, seed, exclude={(v.workload, v.params) for v in build_corpus()})]
+
+CORPUS: list[Variant] = build_corpus() + networks_tier() + sampled_tier()
 
 class ShapeError(ValueError): pass
 
@@ -150,16 +192,25 @@ def parse_variant(spec:str) -> Variant:
   return v
 
 def select(names:str, device:str) -> list[Variant]:
-  """Pick variants by a comma list of variant names, workloads, families, 'all' (full-size), 'small' (CPU), 'default'
-  (all on a GPU, small on the CPU), or ad-hoc shapes ('gemm:m=512:k=256:n=128:fp32'). Raises KeyError naming what is unknown
-  and ShapeError for a bad ad-hoc shape."""
+  """Pick variants by a comma list of variant names, workloads, families, tiers or ad-hoc shapes ('gemm:m=512:k=256:n=128:fp32'). Tiers:
+  'default' (the fixed grid: full-size on a GPU, 'small' on the CPU), 'small' (the grid at CPU sizes), 'grid' (full-size),
+  'networks' (every network, fwd and train: full-size on a GPU, CPU sizes on the CPU), 'sampled' or 'sampled:N:SEED' (seeded
+  single-op shapes), 'all' (every full-size variant of every tier). A workload or family name selects the grid's variants where it
+  has any, else the networks tier's. Raises KeyError naming what is unknown and ShapeError for a bad ad-hoc shape."""
   out: list[Variant] = []
   for tok in [t.strip() for t in names.split(",") if t.strip()]:
-    if tok == "default": tok = "small" if device == "CPU" else "all"
+    if tok == "default": tok = "small" if device == "CPU" else "grid"
     if tok == "all": hit = [v for v in CORPUS if not v.small]
-    elif tok == "small": hit = [v for v in CORPUS if v.small]
+    elif tok in ("small", "grid"): hit = [v for v in CORPUS if v.tier == "grid" and v.small == (tok == "small")]
+    elif tok == "networks": hit = [v for v in CORPUS if v.tier == "networks" and v.small == (device == "CPU")]
+    elif tok == "sampled": hit = [v for v in CORPUS if v.tier == "sampled"]
+    elif tok.startswith("sampled:"):
+      try: n, seed = (int(x) for x in tok.split(":")[1:])
+      except ValueError: raise KeyError(f"bad {tok!r}: expected sampled:N:SEED") from None
+      hit = sampled_tier(n, seed)
     else:
-      hit = [v for v in CORPUS if tok in (v.name, v.workload, v.family)]
+      named = [v for v in CORPUS if tok in (v.name, v.workload, v.family)]
+      hit = [v for v in named if v.name == tok] or [v for v in named if v.tier == "grid"] or [v for v in named if v.tier == "networks"] or named
       if not hit and ":" in tok: hit = [parse_variant(tok)]
       # a family or workload name selects its tier for the device: full-size on a GPU, small on the CPU
       if len({v.name for v in hit}) > 1 and not any(v.name == tok for v in hit):

@@ -272,9 +272,11 @@ def parse_mix(s:str) -> dict[str, float]:
 def parse_args(argv=None) -> argparse.Namespace:
   ap = argparse.ArgumentParser("generate-dataset", description=__doc__.split("\n")[0])
   ap.add_argument("--device", choices=["CUDA", "CPU"], default=None, help="default: CUDA if present, else CPU")
-  ap.add_argument("--kernels", default="default", help="comma list of variant names, workloads, families; 'all' (full size), "
-                  "'small' (CPU sizes), 'default' (all on a GPU, small on the CPU)")
-  ap.add_argument("--list", action="store_true", help="list the corpus and exit")
+  ap.add_argument("--kernels", default="default", help="comma list of variant names, workloads, families, tiers: 'default' (the "
+                  "fixed grid: 'grid' on a GPU, 'small' on the CPU), 'networks' (every network, forward and training step), 'sampled' or "
+                  "'sampled:N:SEED' (seeded single-op shapes), 'all' (every full-size variant)")
+  ap.add_argument("--list", action="store_true", help="list the corpus (or the --kernels given) by group, family and network, with counts, and exit")
+  ap.add_argument("--count-kernels", action="store_true", help="with --list: also each row's distinct kernels (scheduled, nothing runs; slow for the whole corpus)")
   ap.add_argument("--extract-only", action="store_true", help="only extract the selected kernels into --out (needs no device)")
   ap.add_argument("--samples-per-kernel", type=int, default=100)
   ap.add_argument("--time-budget", type=float, default=None, help="seconds; stop cleanly when spent (resumable)")
@@ -308,8 +310,31 @@ def parse_args(argv=None) -> argparse.Namespace:
   if a.ray_workers is not None and (a.ray is None or a.ray_workers < 1): ap.error("--ray-workers takes --ray and a count >= 1")
   return a
 
-def list_corpus():
-  for v in CORPUS: print(f"{v.family:<16} {'small' if v.small else 'full ':<6} {v.name}")
+def list_corpus(variants:list[Variant]|None=None, device:str="CPU", count_kernels:bool=False) -> str:
+  """The corpus (or a selection) grouped by group (an op, or a network's: cnn, transformer, ...) and family or network, with counts of
+  variants by tier, size, dtype and forward/train, and the batch sizes; count_kernels adds each row's distinct kernels (scheduled on
+  `device`, nothing runs: a minute or more for the whole corpus)."""
+  from dataset.networks import GROUPS
+  from dataset.kernel import kernel_asts
+  vs = CORPUS if variants is None else variants
+  rows: dict[tuple[str, str], list[Variant]] = {}
+  for v in vs: rows.setdefault((GROUPS.get(v.workload, "op"), v.family), []).append(v)
+  head = f"{'group':<17}{'family/network':<19}{'variants':>8}{'grid':>6}{'nets':>6}{'sampl':>6}{'small':>6}{'fp16':>6}{'train':>6}  batches"
+  lines = [f"{len(vs)} variants in {len(rows)} families and networks (tiers: {', '.join(f'{t} {sum(v.tier == t for v in vs)}' for t in ('grid', 'networks', 'sampled'))};"
+           f" small {sum(v.small for v in vs)})", head + ("  kernels" if count_kernels else "")]
+  total = set()
+  for (g, fam), group in sorted(rows.items()):
+    ps = [dict(v.params) for v in group]
+    batches = sorted({p.get("batch", p.get("n")) for p in ps} - {None})   # networks and convs; an op's other dims are not a batch
+    line = (f"{g:<17}{fam:<19}{len(group):>8}{sum(v.tier == 'grid' for v in group):>6}{sum(v.tier == 'networks' for v in group):>6}"
+            f"{sum(v.tier == 'sampled' for v in group):>6}{sum(v.small for v in group):>6}{sum(p.get('dtype') == 'fp16' for p in ps):>6}"
+            f"{sum(bool(p.get('train')) for p in ps):>6}  {','.join(map(str, batches[:8])) + (',...' if len(batches) > 8 else '')}")
+    if count_kernels:
+      keys = {a.key for v in group for a in kernel_asts(*v.build(device))}
+      total |= keys; line += f"  {len(keys)}"
+    lines.append(line)
+  if count_kernels: lines.append(f"{len(total)} distinct kernels on {device}")
+  return "\n".join(lines)
 
 def fail(msg:str) -> int:
   print(f"generate-dataset: error: {msg}", file=sys.stderr)
@@ -318,7 +343,12 @@ def fail(msg:str) -> int:
 def main(argv=None, load_scorer:LoadScorer|None=None, entry:str="dataset.generate") -> int:
   """entry: the module whose main the supervised child runs (models.generate passes itself, with load_scorer)."""
   a = parse_args(argv)
-  if a.list: list_corpus(); return 0
+  if a.list:
+    device = a.device or "CPU"   # a selection's device-dependent tiers, and where --count-kernels schedules (no device opened)
+    try: print(list_corpus(None if a.kernels == "default" else select(a.kernels, device), device, a.count_kernels))
+    except ShapeError as e: return fail(str(e))
+    except KeyError as e: return fail(e.args[0])
+    return 0
   if a.ray is not None and not a.extract_only:   # the cluster's devices, not this host's: the driver opens none
     from dataset.ray_generate import run as ray_run
     return ray_run(a, entry, load_scorer)

@@ -1,5 +1,5 @@
 """The dataset generator on tinygrad's CPU device: corpus, replay, sampler, store, crash safety, failure recording, CLI."""
-import json, os, random, signal, sqlite3, subprocess, sys, time
+import json, os, random, re, signal, sqlite3, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 import pytest, torch
@@ -585,3 +585,48 @@ def test_beam_climb_skips_exhausted_parents_and_retires():
   assert {p.next_task().parent for _ in range(20)} == {()}
   p.on_empty(Task("k", "beam", ()))
   assert p.next_task() is None and p.finished()   # nothing left to climb: the kernel retires instead of proposing forever
+
+# ***** the corpus' tiers: the fixed grid, the networks, the seeded single-op sampler *****
+
+def test_default_and_small_tiers_hold_the_grid():
+  # the shipped data and the quick start were made from these: the networks and sampled tiers join 'all' only
+  assert len(select("default", "CUDA")) == len(select("grid", "CUDA")) == 228 and len(select("small", "CPU")) == 24
+  assert all(v.tier == "grid" for v in select("default", "CUDA") + select("default", "CPU"))
+  everything = select("all", "CUDA")
+  assert {v.tier for v in everything} == {"grid", "networks", "sampled"} and not any(v.small for v in everything)
+  assert select("resnet50", "CUDA") == [v for v in CORPUS if v.workload == "resnet50" and v.tier == "grid" and not v.small]
+
+def test_networks_tier():
+  from dataset.networks import NETWORKS
+  nets = select("networks", "CUDA")
+  assert {v.workload for v in nets} == set(NETWORKS) and len(NETWORKS) >= 23
+  for n in NETWORKS:   # several batches, both dtypes, forward and a training step
+    ps = [dict(v.params) for v in nets if v.workload == n]
+    assert len({p["batch"] for p in ps}) >= 3 and {p["dtype"] for p in ps} == {"fp16", "fp32"} and {bool(p.get("train")) for p in ps} == {False, True}
+  cpu = select("networks", "CPU")
+  assert all(v.small for v in cpu) and len(cpu) == 2*len(NETWORKS)
+  assert select("resnet18:batch=8:train=1:fp16", "CUDA")[0].tier == "networks"
+
+def test_sampler_is_seeded_and_deterministic():
+  from dataset.shape_sampler import MAX_ELEMENTS, MAX_FLOPS, cost, sample
+  a, b = sample(300, seed=7), sample(300, seed=7)
+  assert a == b and sample(100, seed=7) == a[:100] and sample(300, seed=8) != a
+  assert len({(w, tuple(sorted(p.items()))) for w, _, p in a}) == 300
+  assert len({w for w, _, _ in a}) >= 12 and {p["dtype"] for _, _, p in a} == {"fp16", "fp32"}
+  assert any(p.get("h", 2) % 2 or p.get("c", 2) % 2 for _, _, p in a)   # odd sizes
+  assert all(f <= MAX_FLOPS and e <= MAX_ELEMENTS for w, _, p in a for f, e in [cost(w, p)])
+  grid = {v.name for v in CORPUS if v.tier == "grid"}
+  assert not grid & {v.name for v in CORPUS if v.tier == "sampled"}
+  s = select("sampled:40:3", "CPU")
+  assert len(s) == 40 and s == select("sampled:40:3", "CUDA") and all(v.tier == "sampled" for v in s)
+  for v in s[:8]: assert kernel_asts(*v.build("CPU"))   # each builds and schedules
+
+def test_list_groups_the_corpus(capsys):
+  from dataset.generate import main
+  assert main(["--list"]) == 0
+  out = capsys.readouterr().out
+  for g in ("cnn", "transformer", "recurrent", "recommender", "dense-prediction", "op"): assert f"\n{g} " in out
+  assert re.search(r"\ncnn +resnet18 +14 ", out) and re.search(r"\nop +conv2d +\d+ +79 ", out)
+  assert main(["--list", "--kernels", "gpt2_medium_block,sampled:5:1", "--count-kernels"]) == 0
+  out = capsys.readouterr().out
+  assert re.search(r"transformer +gpt2_medium_block +2 .* \d+\n", out) and "distinct kernels on CPU" in out

@@ -8,7 +8,9 @@ LAYERS = ("dataset", "models", "search")   # each may import only the ones befor
 
 def imports() -> dict[str, set[str]]:
   """Every module of the packages -> the package modules it imports (a name imported from a package module counts as that module)."""
-  mods = {f"{p}.{f.stem}" if f.stem != "__init__" else p: f for p in LAYERS for f in sorted((ROOT / p).glob("*.py"))}
+  # subpackages too (dataset.networks): a module's name is its path, a package's its folder's
+  mods = {".".join(f.relative_to(ROOT).with_suffix("").parts[:-1 if f.stem == "__init__" else None]): f
+          for p in LAYERS for f in sorted((ROOT / p).rglob("*.py")) if "__pycache__" not in f.parts}
   out: dict[str, set[str]] = {}
   for name, f in mods.items():
     pkg = (name if f.stem == "__init__" else name.rsplit(".", 1)[0]).split(".")
@@ -41,5 +43,6 @@ def test_no_import_cycles():
 def test_the_checks_see_what_they_check():
   # the parser finds imports inside functions too, and the three packages' modules are all there
   g = imports()
-  assert {"dataset.generate", "models.cost_model", "search.cli"} <= set(g) and len(g) > 40
+  assert {"dataset.generate", "models.cost_model", "search.cli", "dataset.networks", "dataset.networks.layers"} <= set(g) and len(g) > 40
+  assert "dataset.networks" in g["dataset.stats"] and "dataset.networks.layers" in g["dataset.networks.resnets"]
   assert "models.schedulers" in g["models.cost_model"] and "models.cost_model" in g["search.api"]   # search.api imports it inside load_model

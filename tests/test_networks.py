@@ -1,7 +1,8 @@
 """Whole-network graphs schedule (nothing runs) and keep their full architecture. Kernel counts are for tinygrad 0.14.0."""
+import inspect
 import pytest
 from tinygrad.uop.ops import Ops
-from dataset.networks import NETWORKS, resnet50, cvt_block, gpt2_block
+from dataset.networks import GROUPS, NETWORKS, resnet50, cvt_block, gpt2_block
 from dataset.kernel import kernel_asts
 
 def _reduces(asts) -> int: return sum(1 for a in asts for u in a.toposort() if u.op is Ops.REDUCE)
@@ -49,4 +50,39 @@ def test_gpt2_block(dtype):
   # the causal mask is a WHERE fused into the qk kernel
   assert sum(any(u.op is Ops.WHERE for u in a.toposort()) for a in asts) == 1
 
-def test_registry(): assert NETWORKS == {"resnet50": resnet50, "cvt_block": cvt_block, "gpt2_block": gpt2_block}
+def test_registry():
+  assert {"resnet50": resnet50, "cvt_block": cvt_block, "gpt2_block": gpt2_block}.items() <= NETWORKS.items()
+  assert len(NETWORKS) >= 23 and set(GROUPS) == set(NETWORKS)
+  assert set(GROUPS.values()) == {"cnn", "dense-prediction", "transformer", "recurrent", "recommender"}
+  for n, f in NETWORKS.items():   # the corpus sets batch, dtype and train on every one; defaults are the sizes they run at
+    ps = inspect.signature(f).parameters
+    assert {"dtype", "device", "train"} <= set(ps) and ps["dtype"].default == "fp16" and ps["train"].default is False, n
+    assert all(isinstance(p.default, (int, str, bool)) or p.default is None for p in ps.values()), n   # corpus names hold no tuples
+
+# every network at a CPU size (the corpus' small variants use the same: dataset.corpus.SMALL_NETWORK)
+from dataset.corpus import SMALL_NETWORK
+FAST = ["gpt2_medium_block", "t5_block", "swin_stage", "dcgan_generator", "gru", "dlrm"]
+
+def _check(name:str, train:bool):
+  outs = NETWORKS[name](**SMALL_NETWORK[name], dtype="fp32", device="CPU", train=train)
+  asts = kernel_asts(*outs)
+  assert len(asts) >= 5 and all(0 not in o.shape for o in outs)
+  if train:   # backward and the optimizer: every weight comes back updated, and far more kernels than the forward pass
+    fwd = kernel_asts(*NETWORKS[name](**SMALL_NETWORK[name], dtype="fp32", device="CPU"))
+    assert len(asts) > 3*len(fwd) and len(outs) > 3
+
+def test_small_sizes_cover_every_network(): assert set(SMALL_NETWORK) == set(NETWORKS)
+
+@pytest.mark.parametrize("train", [False, True])
+@pytest.mark.parametrize("name", FAST)
+def test_networks_schedule(name, train): _check(name, train)
+
+@pytest.mark.slow
+@pytest.mark.parametrize("train", [False, True])
+@pytest.mark.parametrize("name", sorted(set(NETWORKS) - set(FAST)))
+def test_networks_schedule_all(name, train): _check(name, train)
+
+def test_fp16_train_step():
+  # fp16 weights, fp32 optimizer state (tinygrad's OPTIM_DTYPE default): both dtypes are in the step's kernels
+  outs = NETWORKS["gpt2_block"](batch=1, seq=16, dim=64, heads=2, dtype="fp16", device="CPU", train=True)
+  assert {str(o.dtype) for o in outs} >= {"dtypes.half", "dtypes.float"}

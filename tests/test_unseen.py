@@ -31,3 +31,40 @@ def test_no_benchmark_kernel_in_stores_or_histories(device, tmp_path):
     shipped |= {e[2] for rows in json.loads(hist.read_text())["nests"].values() for e in rows}
   assert len(shipped) > 800   # the stores and histories were read
   assert not (hit := set(keys) & shipped), f"benchmark kernels in the training data: {[keys[k] for k in hit]}"
+
+# ***** the corpus (dataset.corpus: grid, networks, sampled tiers) holds none of the benchmark's networks or kernels *****
+import re
+from dataset.corpus import CORPUS, parse_variant
+from dataset.kernel import kernel_asts
+from dataset.networks import GROUPS, NETWORKS as CORPUS_NETWORKS
+
+# the benchmark's network families, at any size or variant: a corpus network named like one of them is one of them
+UNSEEN_FAMILIES = re.compile(r"mobilenet|efficientnet|vit|deit|convnext|bert|whisper|llama")
+
+def test_no_unseen_network_family_in_corpus():
+  assert all(UNSEEN_FAMILIES.match(n) for n in bench_unseen.NETWORKS)   # the pattern names every benchmark network
+  assert not (hit := [n for n in {*CORPUS_NETWORKS, *(v.workload for v in CORPUS)} if UNSEEN_FAMILIES.search(n)]), hit
+
+def _corpus_keys(variants) -> dict[str, str]: return {a.key.hex(): v.name for v in variants for a in kernel_asts(*v.build("CPU"))}
+
+def _check_keys(variants):
+  keys = bench_unseen.benchmark_keys("CPU")
+  assert not (hit := set(keys) & set(got := _corpus_keys(variants))), f"benchmark kernels in the corpus: {[(keys[k], got[k]) for k in hit]}"
+
+def test_no_benchmark_shape_in_corpus():
+  # every variant by name (a single op's kernels are its shape's), then the kernels of a fast subset by AST key
+  specs = {parse_variant(s).name for s in bench_unseen.kernel_specs()}
+  assert not (hit := specs & {v.name for v in CORPUS}), hit
+  sampled = [v for v in CORPUS if v.tier == "sampled"][:120]
+  nets = [v for v in CORPUS if v.tier == "networks" and not v.small and GROUPS[v.workload] in ("transformer", "recommender")
+          and dict(v.params)["batch"] in (1, 128) and "train" not in dict(v.params)]
+  assert len(nets) >= 16
+  _check_keys(sampled + nets)
+
+@pytest.mark.slow
+def test_no_benchmark_kernel_in_corpus():
+  # every sampled shape, every network forward at its smallest corpus batch, every CPU-size variant (training steps included)
+  first = {}
+  for v in CORPUS:
+    if v.tier == "networks" and not v.small and "train" not in dict(v.params): first.setdefault((v.workload, dict(v.params).get("stage")), v)
+  _check_keys([v for v in CORPUS if v.tier == "sampled" or (v.tier == "networks" and v.small)] + list(first.values()))
