@@ -14,10 +14,11 @@ from dataset.store import Store
 from dataset.kernel import Kernel, TINYGRAD_VERSION, opts_from_json
 from dataset.device import renderer_for
 from dataset.resources import labels_path, load_labels
+from dataset.networks import NETWORKS as _NETWORKS
 from models.features import FEATURES, SCHEMA_VERSION, featurize
 from models.schedulers import schedulers
 
-NETWORKS = ("resnet50", "cvt_block", "gpt2_block")
+NETWORKS = tuple(_NETWORKS)   # a network's kernels have its name as their family: leave-one-network-out groups by it
 CACHE_DIR = cache_dir()
 CACHE = CACHE_DIR / "features"
 
