@@ -10,7 +10,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable
 from tqdm import tqdm
-from dataset.corpus import CORPUS, ShapeError, Variant, extract_into, select
+from dataset.corpus import ShapeError, Variant, extract_into, list_corpus, select
 from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
 from dataset.plan import KernelPlan, MIX, MODEL_MIX
 from dataset.compile import ONE_TRY, Task, Compiled, Overdue, die_with_parent, hang_limit, kill_pool, make_pool
@@ -309,32 +309,6 @@ def parse_args(argv=None) -> argparse.Namespace:
   if a.tinygrad_beam < 0: ap.error("--tinygrad-beam must be >= 0")
   if a.ray_workers is not None and (a.ray is None or a.ray_workers < 1): ap.error("--ray-workers takes --ray and a count >= 1")
   return a
-
-def list_corpus(variants:list[Variant]|None=None, device:str="CPU", count_kernels:bool=False) -> str:
-  """The corpus (or a selection) grouped by group (an op, or a network's: cnn, transformer, ...) and family or network, with counts of
-  variants by tier, size, dtype and forward/train, and the batch sizes; count_kernels adds each row's distinct kernels (scheduled on
-  `device`, nothing runs: a minute or more for the whole corpus)."""
-  from dataset.networks import GROUPS
-  from dataset.kernel import kernel_asts
-  vs = CORPUS if variants is None else variants
-  rows: dict[tuple[str, str], list[Variant]] = {}
-  for v in vs: rows.setdefault((GROUPS.get(v.workload, "op"), v.family), []).append(v)
-  head = f"{'group':<17}{'family/network':<19}{'variants':>8}{'grid':>6}{'nets':>6}{'sampl':>6}{'small':>6}{'fp16':>6}{'train':>6}  batches"
-  lines = [f"{len(vs)} variants in {len(rows)} families and networks (tiers: {', '.join(f'{t} {sum(v.tier == t for v in vs)}' for t in ('grid', 'networks', 'sampled'))};"
-           f" small {sum(v.small for v in vs)})", head + ("  kernels" if count_kernels else "")]
-  total = set()
-  for (g, fam), group in sorted(rows.items()):
-    ps = [dict(v.params) for v in group]
-    batches = sorted({p.get("batch", p.get("n")) for p in ps} - {None})   # networks and convs; an op's other dims are not a batch
-    line = (f"{g:<17}{fam:<19}{len(group):>8}{sum(v.tier == 'grid' for v in group):>6}{sum(v.tier == 'networks' for v in group):>6}"
-            f"{sum(v.tier == 'sampled' for v in group):>6}{sum(v.small for v in group):>6}{sum(p.get('dtype') == 'fp16' for p in ps):>6}"
-            f"{sum(bool(p.get('train')) for p in ps):>6}  {','.join(map(str, batches[:8])) + (',...' if len(batches) > 8 else '')}")
-    if count_kernels:
-      keys = {a.key for v in group for a in kernel_asts(*v.build(device))}
-      total |= keys; line += f"  {len(keys)}"
-    lines.append(line)
-  if count_kernels: lines.append(f"{len(total)} distinct kernels on {device}")
-  return "\n".join(lines)
 
 def fail(msg:str) -> int:
   print(f"generate-dataset: error: {msg}", file=sys.stderr)
