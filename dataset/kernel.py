@@ -96,6 +96,10 @@ def scheduler(ast:UOp, ren:Renderer, opts:tuple[Opt, ...]=()) -> Rooted:
   for o in opts: k.apply_opt(o)
   return k
 
+def describe(s:Scheduler) -> str:
+  """tinygrad's kind of kernel name: r(educe)/E(lementwise) and the loop sizes (a symbolic one rendered: r_12_(start_pos+1))."""
+  return ("r" if s.reduceop is not None else "E") + "".join(f"_{d if isinstance(d, int) else d.render()}" for d in s.full_shape)
+
 # opts as plain JSON-able lists: [["UPCAST", 0, 4], ["TC", 0, [-1, 2, 1]], ...]
 def opts_to_json(opts) -> list: return [[o.op.name, o.axis, list(o.arg) if isinstance(o.arg, tuple) else o.arg] for o in opts]
 def opts_from_json(js) -> tuple[Opt, ...]:

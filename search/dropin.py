@@ -59,6 +59,7 @@ class Tuner:
   def tune(self, linear:UOp, device:str, table:dict, cache) -> None:
     """Tune the kernels of `linear` that `cache` lacks (or that `again` picks); put the answers in `cache` and `table` (ast key -> opts)."""
     if self._busy: return   # a search's own runs are not tuned
+    from dataset.kernel import describe
     asts = [c.src[0] for c in linear.src if c.src[0].op is Ops.SINK]
     runs, todo, rest = Counter(a.key.hex() for a in asts), [], 0.0
     for key, a in {a.key.hex(): a for a in asts}.items():
@@ -69,9 +70,11 @@ class Tuner:
         if key not in self._seen: self._seen.add(key); self.replayed.add(key)
         continue
       self._seen.add(key)
-      row = {"name": f"kernel {len(self.rows) + 1}", "key": key, "kernel": _describe(a, device), "runs": runs[key], "status": None}
+      s = _scheduler(a, device)   # None: a kernel the Scheduler cannot take is not searched either
+      row = {"name": f"kernel {len(self.rows) + 1}", "key": key, "kernel": "?" if s is None else describe(s), "runs": runs[key], "status": None}
       self.rows.append(row)
-      twin = _at_bound(a, device) if (symbolic := _symbolic(a, device)) else None
+      symbolic = s is None or not all(isinstance(d, int) for d in s.full_shape)   # its loop sizes are known only at run time
+      twin = _at_bound(a, s, device) if s is not None and symbolic else None
       if twin is not None: row["at"] = twin[1]
       if symbolic and twin is None: row["status"] = "symbolic"
       elif self.over(): row["status"] = "over budget"
@@ -233,34 +236,23 @@ def _kind(status:str) -> str: return "failed" if status.startswith("failed") els
 def _geomean(rows:list[dict]) -> float:
   return math.exp(sum(math.log(r["default_us"]/r["us"]) for r in rows)/len(rows)) if rows else 1.0
 
-def _describe(ast:UOp, device:str) -> str:
-  """tinygrad's kind of name: r(educe)/E(lementwise) and the loop sizes."""
+def _scheduler(ast:UOp, device:str):
   from dataset.device import renderer_for
   from dataset.kernel import scheduler
-  try: s = scheduler(ast, renderer_for(device, compiler=False))
-  except Exception: return "?"
-  return ("r" if s.reduceop is not None else "E") + "".join(f"_{d if isinstance(d, int) else d.render()}" for d in s.full_shape)
+  try: return scheduler(ast, renderer_for(device, compiler=False))
+  except Exception: return None
 
-def _at_bound(ast:UOp, device:str) -> tuple[UOp, dict[str, int]]|None:
+def _at_bound(ast:UOp, s, device:str) -> tuple[UOp, dict[str, int]]|None:
   """A symbolic kernel's twin with each Variable at the middle of its range, where tinygrad's BEAM times it (postrange.args_from_ast),
-  and those values; None where the twin's loops differ from the kernel's (its configs would not carry over)."""
-  from dataset.device import renderer_for
+  and those values; None where the twin's loops differ from the kernel's (`s`, its Scheduler: its configs would not carry over)."""
   from dataset.kernel import scheduler
   try:
     at = {v: (v.vmin + v.vmax)//2 for v in ast.variables()}
     twin = ast.substitute({v: v.const_like(x) for v, x in at.items()})
-    ren = renderer_for(device, compiler=False)
-    s, t = scheduler(ast, ren), scheduler(twin, ren)
+    t = scheduler(twin, s.ren)
     if len(s.full_shape) != len(t.full_shape) or s.axis_types != t.axis_types or not all(isinstance(d, int) for d in t.full_shape): return None
     return twin, {v.expr: x for v, x in at.items()}
   except Exception: return None
-
-def _symbolic(ast:UOp, device:str) -> bool:
-  """Whether the kernel's loop shape holds a Variable (its size is known only at run time)."""
-  from dataset.device import renderer_for
-  from dataset.kernel import scheduler
-  try: return not all(isinstance(s, int) for s in scheduler(ast, renderer_for(device, compiler=False)).full_shape)
-  except Exception: return True   # a kernel the Scheduler cannot take is not searched either
 
 def _flag(v:str|None) -> bool: return v not in (None, "", "0")
 

@@ -29,16 +29,16 @@ from collections import Counter
 from typing import Callable
 from dataset.errors import one_line
 from dataset.device import renderer_for
-from dataset.kernel import Kernel, opts_to_json, scheduler
+from dataset.kernel import Kernel, describe, opts_to_json, scheduler
 from dataset.sampler import replay
 from dataset.history import History
 from search.cache import TunedCache
 from search.context import Context
 from search.beam import prepare_all
-from search.strategies import AHEAD, STRATEGIES, finish
+from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import FIRST_GAIN, MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, ROUND, STOP_GAIN, schedule  # noqa: F401
+from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, schedule
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -72,7 +72,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   stops at that (Measurer's time budget: no candidate started, no compile waited for past it), no round starts unless the last
   round's duration fits in what is left, and siblings' configs are traded only in what is left after the rounds."""
   ren = renderer_for(device)
-  rows = [{"index": i, "key": k.key, "name": k.name, "kernel": _describe(k, ren), "occurrences": counts[k.key], "share": None,
+  rows = [{"index": i, "key": k.key, "name": k.name, "kernel": describe(scheduler(k.ast, ren)), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
            "search_s": 0.0, "tune_s": None, "siblings_timed": 0, "from_sibling": False, "history": 0, "status": None}
           for i, k in enumerate(kernels)]
@@ -190,8 +190,3 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     log(f"  {k_name(i)} x{r['occurrences']} ({r['share']:.1%}): {r['hand_coded_us']:.1f} -> {r['tuned_us']:.1f} us, "
         f"budget {alloc[j]}, {r['timed']} timed{' (a sibling kernel config)' if r['from_sibling'] else ''}, {r['tune_s']:.1f} s (" + ", ".join(f"{ph[:-2]} {v:.1f}" for ph, v in r["phases"].items()) + ")")
   return rows
-
-def _describe(k:Kernel, ren) -> str:
-  """tinygrad's kind of name: r(educe)/E(lementwise) and the loop sizes."""
-  s = scheduler(k.ast, ren)
-  return ("r" if s.reduceop is not None else "E") + "".join(f"_{d}" for d in s.full_shape)
