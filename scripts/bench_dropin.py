@@ -121,9 +121,17 @@ def gpt2_gen(small:bool):
   def first(): toks.append(int(model.forward(Tensor([toks]), 0).item()))
   return first, next_token, (lambda: toks[prompt:])   # every generated token: the symbolic decode kernels' output too
 
-def vit_infer(small:bool):
+def _inference(model, bs:int, img:int):
+  """An image model's forward under TinyJit on one fixed batch: (first, step, outputs) as every program returns them."""
   import numpy as np
-  from tinygrad import Tensor, TinyJit, nn
+  from tinygrad import Tensor, TinyJit
+  _init(model)
+  x = Tensor(np.random.default_rng(1).standard_normal((bs, 3, img, img)).astype(np.float32)).realize()
+  jit, out = TinyJit(model.__call__), []
+  return (lambda: out.extend(jit(x).numpy()[0, :8].tolist())), (lambda: jit(x)), (lambda: out)
+
+def vit_infer(small:bool):
+  from tinygrad import Tensor, nn
   bs, img, patch, dim, depth, heads, classes = (2, 32, 8, 32, 2, 2, 10) if small else (8, 224, 16, 192, 12, 3, 1000)
   n = (img // patch)**2 + 1
   class Block:
@@ -139,15 +147,10 @@ def vit_infer(small:bool):
     def __call__(self, x:Tensor) -> Tensor:
       x = self.cls.expand(bs, 1, dim).cat(self.patch(x).flatten(2).transpose(1, 2), dim=1) + self.pos
       return self.head(self.norm(x.sequential(self.blocks))[:, 0]).realize()
-  model = ViT()
-  _init(model)
-  x = Tensor(np.random.default_rng(1).standard_normal((bs, 3, img, img)).astype(np.float32)).realize()
-  jit, out = TinyJit(model.__call__), []
-  return (lambda: out.extend(jit(x).numpy()[0, :8].tolist())), (lambda: jit(x)), (lambda: out)
+  return _inference(ViT(), bs, img)
 
 def resnet18_infer(small:bool):
-  import numpy as np
-  from tinygrad import Tensor, TinyJit, nn
+  from tinygrad import Tensor, nn
   bs, img, width, classes = (2, 32, 8, 10) if small else (8, 224, 64, 1000)
   class Basic:
     def __init__(self, cin:int, cout:int, stride:int):
@@ -163,11 +166,7 @@ def resnet18_infer(small:bool):
     def __call__(self, x:Tensor) -> Tensor:
       x = self.bn(self.stem(x)).relu().max_pool2d(3, 2, padding=1)
       return self.fc(x.sequential(self.blocks).mean((2, 3))).realize()
-  model = ResNet18()
-  _init(model)
-  x = Tensor(np.random.default_rng(1).standard_normal((bs, 3, img, img)).astype(np.float32)).realize()
-  jit, out = TinyJit(model.__call__), []
-  return (lambda: out.extend(jit(x).numpy()[0, :8].tolist())), (lambda: jit(x)), (lambda: out)
+  return _inference(ResNet18(), bs, img)
 
 # *** one run, in its own process ***
 
