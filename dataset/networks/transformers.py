@@ -97,12 +97,12 @@ def _swin_layer(x:Tensor, r:int, c:int, h:int, w:int, shift:int, p:P) -> Tensor:
   return x + linear(linear(ln(x, c, p), c, 4*c, p).gelu(approximate="none"), 4*c, c, p)
 
 def swin_stage(batch=1, image=224, stage=0, dim=96, heads=3, window=7, dtype="fp16", device=None) -> list[Tensor]:
-  """Stage `stage` (0-3) of Swin-T: stage 0 starts at the 4x4 patch embedding; the others take the token map; all but the last end in
-  patch merging (2x2 neighbours concatenated, LayerNorm, a linear 4c -> 2c)."""
+  """Stage `stage` (0-3) of Swin-T from its token map; all but the last end in patch merging (2x2 neighbours concatenated, LayerNorm,
+  a linear 4c -> 2c). Without the 4x4 patch embedding before stage 0: it is ConvNeXt-T's stem (3 -> 96, 4x4 stride 4, then a
+  LayerNorm), and ConvNeXt is in the unseen benchmark."""
   p = params(dtype, device)
   r, c, h = image//4//2**stage, dim*2**stage, heads*2**stage
-  if stage == 0: x = ln(conv(p.x(batch, 3, image, image), 3, c, 4, p, stride=4).flatten(2).transpose(1, 2), c, p)
-  else: x = p.x(batch, r*r, c)
+  x = p.x(batch, r*r, c)
   w = min(window, r)   # a window as large as the map is not shifted (Swin's own rule)
   for shift in (0, w//2 if r > window else 0): x = _swin_layer(x, r, c, h, w, shift, p)
   if stage == 3: return [x]
