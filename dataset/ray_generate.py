@@ -278,6 +278,9 @@ def run(a, entry:str="dataset.generate", load_scorer:LoadScorer|None=None) -> in
     if load_scorer is None: return fail("--model: run generate-dataset (python -m models.generate), which loads cost models")
     if not Path(a.model).is_file(): return fail(f"no cost model file {a.model}: no such file")
   if a.mix is not None and a.mix.get("model", 0) > 0 and a.model is None: return fail("--mix model=... needs --model")
+  try: select(a.kernels, a.device or "CUDA")   # an unknown kernel or a bad shape is one for every device: said before the cluster starts
+  except ShapeError as e: return fail(str(e))
+  except KeyError as e: return fail(e.args[0])
   try: import ray
   except ImportError: return fail("--ray needs Ray: pip install kerntune[ray]")
   own = not ray.is_initialized()

@@ -81,7 +81,9 @@ def installed() -> list[Path]:
 def main(argv:list[str]|None=None) -> int:
   argv = sys.argv[1:] if argv is None else argv
   cmd, where = (argv[0] if argv else "status"), (argv[1] if len(argv) > 1 else None)
-  if cmd == "install": print(f"kerntune: installed {install(where)}: KERNTUNE=1 python prog.py tunes any tinygrad program"); return 0
+  if cmd == "install":
+    try: print(f"kerntune: installed {install(where)}: KERNTUNE=1 python prog.py tunes any tinygrad program"); return 0
+    except OSError as e: print(f"kerntune: error: cannot write {NAME} into {where or site_dir()}: {e.strerror or e}", file=sys.stderr); return 2
   if cmd == "uninstall": print("kerntune: removed " + (", ".join(map(str, uninstall(where))) or "nothing (none installed)")); return 0
   if cmd == "status": print("kerntune: " + (", ".join(map(str, installed())) or f"not installed (python -m search.hook install: {site_dir()})")); return 0
   print("usage: python -m search.hook [install|uninstall|status] [SITE_DIR]", file=sys.stderr)

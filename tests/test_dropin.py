@@ -152,3 +152,11 @@ def test_bench_dropin_small_end_to_end(tmp_path):
   assert "| vit_infer |" in (tmp_path / "dropin.md").read_text()
   again = bench()   # a second call finds every run done
   assert again.returncode == 0 and again.stdout.count("done before") == 3, again.stdout[-2000:]
+
+def test_hook_install_into_an_unwritable_place_is_one_line(tmp_path, capsys):
+  from search.hook import NAME, main
+  (blocker := tmp_path / "file").write_text("")
+  assert main(["install", str(blocker / "site")]) == 2   # a file where the directory would be
+  err = capsys.readouterr().err.strip().splitlines()
+  assert len(err) == 1 and err[0].startswith(f"kerntune: error: cannot write {NAME}"), err
+  assert main(["install", str(tmp_path / "site")]) == 0 and (tmp_path / "site" / NAME).is_file()
