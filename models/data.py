@@ -5,7 +5,6 @@ $KERNTUNE_CACHE_DIR, else ~/.cache/kerntune), keyed by the store's content hash 
 from __future__ import annotations
 import hashlib, json, multiprocessing, os
 from dataclasses import dataclass, field
-from pathlib import Path
 import numpy as np
 import pandas as pd
 from dataset.paths import cache_dir
