@@ -10,3 +10,6 @@ nproc | tee -a $OUT/gpu.txt
 GPUS=${GPUS:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd,)}
 N=$(echo $GPUS | tr , '\n' | wc -l)
 W=$(( $(nproc) / $(nvidia-smi -L | wc -l) - 1 ))
+# run rather than sourced, with a command: that command in this environment, on the first of GPUS, e.g. the fuzzer as a host job:
+#   bash scripts/gpu_host.sh python3 -m search.fuzz --device CUDA --seconds 120 --workers 15 --out $OUT/fuzz.md
+if [ "${BASH_SOURCE[0]}" = "$0" ] && [ $# -gt 0 ]; then CUDA_VISIBLE_DEVICES=${GPUS%%,*} exec "$@"; fi
