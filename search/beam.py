@@ -194,7 +194,11 @@ class Beam:
     if not wait and not ex.done(): return False
     late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
     k = ctx.round_size or (self.unsure_k if self.adaptive and st["gap"] > self.unsure_gap else self.k)
-    st["batch"] = late + _round_robin(_rank(ex.result(), st["seen"], st["fix"] if self.adaptive else None, st["info"])[0], beam, k)
+    kids = _round_robin(_rank(ex.result(), st["seen"], st["fix"] if self.adaptive else None, st["info"])[0], beam, k)
+    # no children left but stragglers still compiling: the round waits for them rather than the search stopping (a loaded machine
+    # straggles most of a first batch, and the deep configs it did time may have no children)
+    if not kids and not late: late = st["late"]
+    st["batch"] = late + kids
     st["late"], st["expansion"] = [c for c in st["late"] if c not in late], None
     return True
 

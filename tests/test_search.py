@@ -103,8 +103,22 @@ def test_a_budget_too_small_for_two_rounds_is_spent_in_one():
     batch = b.prepare(ctx)
     b.run(ctx)
     if n == 6: assert len(batch) == 6 and ctx.state["rounds"] == ctx.state["max_rounds"] == 1 and m.timed <= 6   # hand + 5, the end
-    else: assert len(batch) == b.seed_picks + 1 and ctx.state["rounds"] >= 2
+    # (how many rounds follow depends on this machine's timings: the fastest configs may have no children left)
+    else: assert len(batch) == b.seed_picks + 1 and ctx.state["max_rounds"] == b.max_depth
     m.close()
+
+def test_a_round_without_children_waits_for_the_stragglers_instead_of_stopping():
+  from search.beam import Beam
+  k = _kernel("gemm:m=64:k=64:n=64:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=20))
+  ctx, b = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0)), Beam(adaptive=False)
+  b.prepare(ctx)
+  st, late = ctx.state, ctx.state["batch"][1:3]
+  st.update(batch=None, rounds=1, measured=[], late=late)   # nothing timed to expand, two compiles still running
+  m.ready = lambda o: False
+  b._next(ctx)
+  assert st["batch"] == late and st["late"] == []
+  m.close()
 
 def test_compile_pool_is_shared_across_kernels():
   a, b = _kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("softmax:rows=16:cols=64:log=0:fp32")
