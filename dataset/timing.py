@@ -2,7 +2,7 @@
 a warm-up, min of >= 3 runs, early stop for configs far slower than the best known), and the correctness check against the
 unoptimized kernel on random inputs (for a low-precision kernel, against the same kernel computed in float32 too)."""
 from __future__ import annotations
-import math, threading
+import functools, math, threading
 from dataclasses import replace
 from typing import NamedTuple
 import numpy as np
@@ -215,7 +215,8 @@ class Bench:
     got = self.outputs(prg)
     for i, ref in self.ref.items():
       if i not in got: return f"output {i} not written"
-      err = compare(got[i], ref) if self.exact is None or i not in self.exact else compare_exact(got[i], self.exact[i])
+      err = (compare(got[i], ref, sample_idx(ref.size, self.seed)) if self.exact is None or i not in self.exact else
+             compare_exact(got[i], self.exact[i]))
       if err is not None: return f"output {i}: {err}"
     return None
 
@@ -232,25 +233,29 @@ def _nonfinite(ref:np.ndarray, what:str="the reference") -> str:
   n = int(ref.size - np.count_nonzero(np.isfinite(ref)))
   return f"; {what} itself is non-finite at {n}/{ref.size} elements" if n else ""
 
-def compare(got:np.ndarray, ref:np.ndarray) -> str|None:
-  """Elementwise |got-ref| <= tol*(|ref| + rms(ref)), tolerance by dtype; a NaN where the reference is finite always fails."""
+def compare(got:np.ndarray, ref:np.ndarray, idx:np.ndarray|None=None) -> str|None:
+  """Elementwise |got-ref| <= tol*(|ref| + rms(ref)), tolerance by dtype; a NaN where the reference is finite always fails. `idx`:
+  the values are compared at these elements only (SAMPLE), the NaN/inf check is of every element."""
   if got.shape != ref.shape: return f"shape {got.shape} != {ref.shape}"
   if ref.dtype.kind not in "fc": return None if np.array_equal(got, ref) else f"{int((got != ref).sum())} elements differ"
+  if (bad := int(np.count_nonzero(~np.isfinite(got) & np.isfinite(ref)))):
+    return f"{bad} non-finite elements where the reference is finite{_nonfinite(ref)}"
+  if idx is not None: got, ref = got[idx], ref[idx]
   # float32 work arrays, reused in place: outputs of network-size kernels are tens of millions of elements
   g, r = got.astype(np.float32), ref.astype(np.float32)
   if not (fin := np.isfinite(r)).all(): g, r = g[fin], r[fin]
-  if not np.isfinite(g).all():
-    return f"{int((~np.isfinite(g)).sum())} non-finite elements where the reference is finite{_nonfinite(ref)}"
   tol = TOLERANCE.get(_from_np_dtype(ref.dtype), 1e-3)
   scale = float(np.sqrt(np.mean(np.square(r, dtype=np.float64)))) if r.size else 0.0
   np.subtract(g, r, out=g); np.abs(g, out=g)        # g is now |got - ref|
   np.abs(r, out=r); r += scale; r *= tol            # r is now the allowed error
   if (nbad := int(np.count_nonzero(g > r))):
-    return f"{nbad}/{g.size} elements off, max abs err {g.max():.3g} (tol {tol}){_nonfinite(ref)}"
+    what = f"{nbad}/{g.size} elements" if idx is None else f"{nbad} of {g.size} sampled elements (of {got.size})"
+    return f"{what} off, max abs err {g.max():.3g} (tol {tol}){_nonfinite(ref)}"
   return None
 
-# An output larger than this is compared with its float32 build at a fixed random sample of this many elements: the bounds of every
-# element cost seconds of host numpy per 100M elements (about 30 s on a 512M-element fp16 attention score kernel, most of its search).
+# An output larger than this is compared with its reference (or its float32 build) at a fixed random sample of this many elements:
+# the bounds of every element cost seconds of host numpy per 100M elements (about 30 s on a 512M-element fp16 attention score
+# kernel, most of its search).
 # Every element is still checked for being written and finite (outputs() poisons them first), which is where wrong indexing shows.
 SAMPLE = 1 << 22
 
@@ -262,8 +267,9 @@ class Exact(NamedTuple):
   note: str             # where the references themselves are non-finite, said with a failure
   idx: np.ndarray|None = None   # the sampled elements of a large output (SAMPLE), None: all
 
-def sample_idx(n:int, seed:int=0) -> np.ndarray|None:
-  return None if n <= SAMPLE else np.unique(np.random.default_rng(seed).integers(0, n, SAMPLE))
+def sample_idx(n:int, seed:int=0) -> np.ndarray|None: return None if n <= SAMPLE else _sample(n, seed, SAMPLE)
+@functools.lru_cache(maxsize=8)   # every candidate of a kernel is checked at the same elements
+def _sample(n:int, seed:int, k:int) -> np.ndarray: return np.unique(np.random.default_rng(seed).integers(0, n, k))
 
 def exact_bounds(ref:np.ndarray, value:np.ndarray, mx:np.ndarray, sq:np.ndarray, low:DType, idx:np.ndarray|None=None) -> Exact:
   """The check of a low-precision output from the unoptimized kernel's (`ref`) and the float32 build's on the same inputs (`value`

@@ -62,7 +62,7 @@ def parse_args(argv=None):
   ap.add_argument("--param", action="append", default=[], help="any workload parameter NAME=VALUE")
   ap.add_argument("--device", choices=["CUDA", "CPU"], default=None, help="default: CUDA if present, else CPU")
   ap.add_argument("--strategy", choices=sorted(STRATEGIES), default="beam")
-  ap.add_argument("--budget", type=int, default=None, help=f"at most this many timed candidates per kernel (default {DEFAULT_BUDGET}; the learned beam stops sooner once its measurements confirm the model or stop improving; pure-model ignores it)")
+  ap.add_argument("--budget", type=int, default=None, help=f"at most this many timed candidates per kernel (default {DEFAULT_BUDGET}; the learned beam stops sooner once its measurements stop improving; pure-model ignores it)")
   ap.add_argument("--time-budget", type=float, default=None, help="seconds per kernel")
   ap.add_argument("--model", default=None, help="cost model (default: the shipped model for the device's arch)")
   ap.add_argument("--allow-device-mismatch", action="store_true")

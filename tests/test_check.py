@@ -125,3 +125,8 @@ def test_large_output_sampled(monkeypatch):
   assert "1 non-finite elements" in compare_exact(_set(ref, unsampled, np.nan), ex)
   row = ref.copy(); row[-1024:] *= np.float16(1.5)   # the last of 64 rows wrong
   assert "sampled elements" in compare_exact(row, ex)
+  # float32 outputs against the unoptimized kernel's: the same sample and the same whole NaN check
+  idx = timing.sample_idx(e.size)
+  assert compare(e.copy(), e, idx) is None and "1 non-finite elements" in compare(_set(e, unsampled, np.nan), e, idx)
+  row = e.copy(); row[-1024:] += 1.0
+  assert "sampled elements" in compare(row, e, idx)
