@@ -630,3 +630,9 @@ def test_list_groups_the_corpus(capsys):
   assert main(["--list", "--kernels", "gpt2_medium_block,sampled:5:1", "--count-kernels"]) == 0
   out = capsys.readouterr().out
   assert re.search(r"transformer +gpt2_medium_block +2 .* \d+\n", out) and "distinct kernels on CPU" in out
+
+def test_datasheet_throughput_counts_only_time_spent_measuring():
+  from dataset.datasheet import IDLE_S, throughput
+  ts = np.array([0.0, 1.0, 2.0, 3.0] + [1000.0 + i for i in range(5)])   # two runs, an idle hour-ish gap between them
+  rate, hours = throughput(ts)
+  assert IDLE_S < 997 and abs(hours*3600 - 7.0) < 1e-9 and abs(rate - 9/(7/60)) < 1e-6
