@@ -6,6 +6,7 @@ and asserts that no benchmark kernel is in the shipped stores, shards or histori
 result; a new benchmark gets a new seed."""
 from __future__ import annotations
 import hashlib, random
+from pathlib import Path
 SEED = 29
 
 def _conv(r:random.Random) -> str:
@@ -114,7 +115,8 @@ SPECS = (
 FAMILIES = [(_conv, 12), (_conv1d, 2), (_gemm, 6), (_bmm, 4), (_attention, 4), (_norm, 5), (_softmax, 3), (_reduce, 4), (_elementwise, 4)]
 
 def draw(seed:int) -> list[str]:
-  """Single-op configurations (corpus-style variant specs) drawn from `seed`: distinct, and never a corpus variant's shape. A new
+  """Single-op configurations (corpus-style variant specs) drawn from `seed`: distinct, never a corpus variant's shape nor (for a
+  seed other than SEED) one of the frozen list's. A new
   benchmark is a new seed; SPECS is what seed 29 drew against the corpus of its day, kept literally so a growing corpus cannot
   change it."""
   from dataset.corpus import CORPUS, parse_variant
@@ -123,7 +125,8 @@ def draw(seed:int) -> list[str]:
     got = 0
     while got < n:
       spec = fam(r)
-      if spec in out or parse_variant(spec).name in corpus: continue
+      # a fresh split holds none of the frozen list either: design choices were made looking at that one
+      if spec in out or parse_variant(spec).name in corpus or (seed != SEED and spec in SPECS): continue
       out.append(spec); got += 1
   return out
 
@@ -142,6 +145,25 @@ def kernels_of(spec:str, device:str) -> list:
   v = parse_variant(spec)
   return [Kernel(ast.key.hex(), ast, f"{v.name}#{i}", v.family, v.workload) for i, ast in enumerate(kernel_asts(*v.build(device)))]
 
-def benchmark_keys(device:str) -> dict[str, str]:
-  """AST key -> kernel name, of every benchmark kernel on `device` (no GPU needed)."""
-  return {k.key: k.name for spec in kernel_specs() for k in kernels_of(spec, device)}
+def benchmark_keys(device:str, specs:list[str]|None=None) -> dict[str, str]:
+  """AST key -> kernel name, of every benchmark kernel (or of `specs`: a split drawn by draw()) on `device` (no GPU needed)."""
+  return {k.key: k.name for spec in (kernel_specs() if specs is None else specs) for k in kernels_of(spec, device)}
+
+def shipped_keys(root:Path|None=None) -> set[str]:
+  """Every kernel AST key that training, offline search or a search's history has seen: the stores of dataset/data, their shards and
+  the shipped histories (models/history_*.json). A held-out split must hold none of them."""
+  import gzip, json, sqlite3, tempfile
+  root = root or Path(__file__).resolve().parents[1]
+  keys: set[str] = set()
+  def read(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try: keys.update(r[0] for r in db.execute("SELECT key FROM kernels"))
+    finally: db.close()
+  for store in (root / "dataset" / "data").glob("*.sqlite"): read(store)
+  for shard in (root / "dataset" / "data" / "shards").glob("*.sqlite.gz"):
+    with tempfile.NamedTemporaryFile(suffix=".sqlite") as tmp:
+      with gzip.open(shard) as f: tmp.write(f.read()); tmp.flush()
+      read(tmp.name)
+  for hist in (root / "models").glob("history_*.json"):
+    keys.update(e[2] for rows in json.loads(hist.read_text())["nests"].values() for e in rows)
+  return keys

@@ -9,13 +9,18 @@ hand-coded config, and torch for the whole op; the three tinygrad answers are ti
   python scripts/bench_unseen.py --list                            # the benchmark, no device needed
   python scripts/bench_unseen.py --print-keys CUDA                 # its kernels' AST keys (no GPU needed)
   python scripts/bench_unseen.py --out results --workers 15        # on the GPU host (scripts/gpu_unseen.sh)
+A fresh split (--split SEED: what dataset.unseen.draw(SEED) draws, held out as the frozen list is) gives a figure nothing was tuned
+to; its files are unseen_sSEED.* and its BEAM=2 cache results/unseen_sSEED_beam2.json. It is refused before any work if one of its
+kernels is in the stores, their shards or the histories. Two GPUs run halves of it (--range, each its own --out) and --merge joins
+them:
+  python scripts/bench_unseen.py --split 1 --merge a/unseen_s1.json b/unseen_s1.json --out results
 BEAM=2's picks and search cost are kept in results/unseen_beam2.json, so a later call re-times BEAM=2's pick beside a new learned
 search instead of searching again (the JSON says which call each BEAM=2 search ran in)."""
 from __future__ import annotations
 import argparse, json, math, random, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dataset.unseen import NETWORKS, benchmark_keys, fingerprint, kernel_specs, kernels_of  # noqa: E402
+from dataset.unseen import NETWORKS, SEED, benchmark_keys, draw, fingerprint, kernel_specs, kernels_of, shipped_keys  # noqa: E402
 
 def torch_us(spec:str, reps:int=30) -> float|None:
   """The whole op through torch (cuDNN / cuBLAS / fused attention), median of CUDA-event timings with the L2 flushed before each."""
@@ -56,11 +61,12 @@ def run(a) -> int:
   model, model_path = load_model(a.model, device, dev_name, arch, False)
   scorer = model.scorer(props)
   out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-  res_path, beam_path = out / "unseen.json", Path(a.beam_cache)
-  specs = kernel_specs()
+  res_path, beam_path = out / f"{a.name}.json", Path(a.beam_cache)
+  specs = a.specs
   res = json.loads(res_path.read_text()) if a.resume and res_path.is_file() else {}
   res.update(device=f"{dev_name} ({arch})", date=time.strftime("%Y-%m-%d"), command="python scripts/bench_unseen.py " + " ".join(a.argv),
-             model=model_path, fingerprint=fingerprint(specs), budget=DEFAULT_BUDGET, workers=a.workers)
+             model=model_path, fingerprint=fingerprint(specs), split=a.split if a.split is not None else SEED, budget=DEFAULT_BUDGET,
+             workers=a.workers)
   res.setdefault("kernels", []); res.setdefault("networks", [])
   done = {e["key"] for e in res["kernels"]}
   beam = json.loads(beam_path.read_text()) if beam_path.is_file() else {}
@@ -104,9 +110,27 @@ def run(a) -> int:
     res_path.write_text(json.dumps(res, indent=1))   # after every op: a cut-off call keeps what it measured
     print(f"[{oi}] {spec}: learned {row['learned']['kernel_us']:.1f} us, BEAM=2 {row['beam2']['kernel_us']:.1f} us, hand "
           f"{row['hand']['kernel_us']:.1f} us, torch {t_us if t_us is None else round(t_us, 1)} us", flush=True)
-  write_markdown(res, out / "unseen.md")
-  if not a.no_plot: plot(res, out / "unseen.png")
+  write_markdown(res, res_path.with_suffix(".md"))
+  if not a.no_plot: plot(res, res_path.with_suffix(".png"))
   return 0
+
+def merge(paths:list[Path], out:Path, beam_cache:Path) -> dict:
+  """Runs of one benchmark on disjoint kernels (one per GPU of a host) as one result: the same fingerprint and device kind; the
+  command is each run's, and a kernel measured twice keeps its first run. The BEAM=2 caches beside them (NAME_beam2.json) join
+  `beam_cache`."""
+  runs = [json.loads(p.read_text()) for p in paths]
+  beam = json.loads(beam_cache.read_text()) if beam_cache.is_file() else {}
+  for p in paths:
+    if (bp := p.with_name(f"{p.stem}_beam2.json")).is_file(): beam.update({k: v for k, v in json.loads(bp.read_text()).items() if k not in beam})
+  beam_cache.write_text(json.dumps(beam, indent=1))
+  if len({r["fingerprint"] for r in runs}) != 1 or len({r["device"] for r in runs}) != 1:
+    raise SystemExit("bench_unseen: error: --merge takes runs of one benchmark on one device kind (fingerprints "
+                     f"{sorted({r['fingerprint'] for r in runs})}, devices {sorted({r['device'] for r in runs})})")
+  res, seen = {**runs[0], "command": " ; ".join(r["command"] for r in runs), "kernels": [], "merged": [str(p) for p in paths]}, set()
+  for r in runs:
+    res["kernels"] += [e for e in r["kernels"] if e["key"] not in seen]; seen |= {e["key"] for e in r["kernels"]}
+  out.write_text(json.dumps(res, indent=1)); write_markdown(res, out.with_suffix(".md")); plot(res, out.with_suffix(".png"))
+  return res
 
 def geomean(xs:list[float]) -> float: return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else math.nan
 
@@ -159,7 +183,7 @@ def network_lines(res:dict) -> list[str]:
 def write_markdown(res:dict, path:Path):
   s = summary(res)
   lines = [f"# Unseen benchmark: {res['device']}, {res['date']}", "", f"`{res['command']}`", "",
-           f"Model `{res['model']}`; benchmark fingerprint `{res['fingerprint']}`; learned search with `search`'s defaults "
+           f"Model `{res['model']}`; benchmark fingerprint `{res['fingerprint']}` (split {res.get('split', SEED)}{', the frozen list' if res.get('split', SEED) == SEED else ', fresh'}); learned search with `search`'s defaults "
            f"(budget {res['budget']}, {res['workers']} compile workers). BEAM=2's search seconds: see each row's `beam2_searched`.", "",
            f"- kernels: {s['all']}, verified {s['verified']} (the ratios are over the {s['kernels']} verified ones)",
            f"- learned / BEAM=2 kernel time: geomean {s['geomean_vs_beam2']:.3f}x, worst {s['worst_vs_beam2']:.2f}x, {s['over_1.2x']} over 1.20x",
@@ -199,7 +223,11 @@ def main(argv=None) -> int:
   ap.add_argument("--device", default=None)
   ap.add_argument("--workers", type=int, default=15)
   ap.add_argument("--out", default="results")
-  ap.add_argument("--beam-cache", default="results/unseen_beam2.json", help="BEAM=2's picks and search cost per kernel key")
+  ap.add_argument("--split", type=int, default=None, metavar="SEED", help="a fresh split: the kernels dataset.unseen.draw(SEED) draws, "
+                  "instead of the frozen list (refused if any of its kernels was seen in training)")
+  ap.add_argument("--beam-cache", default=None, help="BEAM=2's picks and search cost per kernel key (default "
+                  "results/unseen_beam2.json, results/unseen_sSEED_beam2.json for a --split)")
+  ap.add_argument("--merge", nargs="+", metavar="JSON", help="join runs of disjoint kernels (e.g. one per GPU) into OUT and exit")
   ap.add_argument("--beam-again", action="store_true", help="run BEAM=2's search even where the cache has its pick")
   ap.add_argument("--cached-beam-only", action="store_true", help="only the configurations whose kernels all have a BEAM=2 pick in the cache")
   ap.add_argument("--range", default=None, metavar="LO:HI", help="only these configurations (indices into --list)")
@@ -212,14 +240,26 @@ def main(argv=None) -> int:
                   "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
   a = ap.parse_args(argv)
   a.argv = sys.argv[1:] if argv is None else argv
+  a.specs = kernel_specs() if a.split is None else draw(a.split)
+  a.name = "unseen" if a.split is None else f"unseen_s{a.split}"
+  a.beam_cache = a.beam_cache or f"results/{a.name}_beam2.json"
   if a.list:
-    for i, s in enumerate(kernel_specs()): print(f"{i:3d} {s}")
-    print(f"networks: {', '.join(NETWORKS)}\nfingerprint {fingerprint(kernel_specs())}"); return 0
+    for i, s in enumerate(a.specs): print(f"{i:3d} {s}")
+    print(f"networks: {', '.join(NETWORKS)}\nfingerprint {fingerprint(a.specs)}"); return 0
   if a.print_keys:
-    for key, name in sorted(benchmark_keys(a.print_keys).items(), key=lambda kv: kv[1]): print(key, name)
+    for key, name in sorted(benchmark_keys(a.print_keys, a.specs).items(), key=lambda kv: kv[1]): print(key, name)
     return 0
+  if a.merge:
+    s = summary(merge([Path(p) for p in a.merge], Path(a.out) / f"{a.name}.json", Path(a.beam_cache)))
+    print(f"merged {s['all']} kernels: {s['geomean_vs_beam2']:.3f}x BEAM=2, wall {s['wall_share']:.3f}"); return 0
+  if a.split is not None and not (a.networks or a.replot):   # held out means unseen: checked here, before any work
+    from dataset.device import default_device
+    keys = benchmark_keys(a.device or default_device(), a.specs)
+    if hit := sorted(keys[k] for k in set(keys) & shipped_keys()):
+      print(f"bench_unseen: error: split {a.split} holds {len(hit)} kernels seen in training ({', '.join(hit[:3])}...): draw another seed",
+            file=sys.stderr); return 2
   if a.networks:
-    path = Path(a.out) / "unseen.json"
+    path = Path(a.out) / f"{a.name}.json"
     res = json.loads(path.read_text())
     print("networks merged:", ", ".join(merge_networks(res, Path(a.networks[0]), a.networks[1])))
     path.write_text(json.dumps(res, indent=1)); write_markdown(res, path.with_suffix(".md")); return 0

@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
-# One GPU-host call (device tool, carry .whl): scripts/bench_unseen.py on configurations LO:HI, into $OUT (unseen.json/.md,
-# unseen_beam2.json, unseen.log). RESUME=1 starts from results/unseen.json and measures only the kernels it lacks; BEAM=2's picks
-# in results/unseen_beam2.json are re-timed, not searched again. Then, here: copy $OUT's unseen*.json to results/ and
-#   python scripts/bench_unseen.py --replot results/unseen.json
-#   usage: bash scripts/gpu_unseen.sh SECONDS [LO:HI] [BENCH_ARGS...]
+# One GPU-host call (device tool, carry .whl): scripts/bench_unseen.py on configurations LO:HI (default all), shared out over the
+# host's GPUs (or GPUS=0,1), one process per GPU on its own part. SPLIT=S measures the fresh split S (bench_unseen --split) instead
+# of the frozen list. One GPU writes into $OUT (NAME.json/.md, NAME_beam2.json, NAME.log; NAME is unseen or unseen_sS); several
+# write $OUT/gI/. BEAM=2's picks of earlier calls (results/NAME_beam2.json) are re-timed, not searched again; RESUME=1 starts from
+# results/NAME.json and measures only the kernels it lacks. Then, here (several GPUs: their runs merged, BEAM=2 caches too):
+#   python scripts/bench_unseen.py [--split S] --merge FILES_AT/g*/NAME.json --out results    (one GPU: cp FILES_AT/NAME*.json results/)
+#   usage: [SPLIT=S] [RESUME=1] bash scripts/gpu_unseen.sh SECONDS [LO:HI] [BENCH_ARGS...]
 set -u
 source scripts/gpu_host.sh
-[ -f results/unseen_beam2.json ] && cp results/unseen_beam2.json $OUT/
-[ "${RESUME:-0}" = 1 ] && [ -f results/unseen.json ] && cp results/unseen.json $OUT/ && R=--resume || R=
-timeout ${1:-540} python3 scripts/bench_unseen.py --device CUDA --workers $W --out $OUT --beam-cache $OUT/unseen_beam2.json \
-  ${2:+--range $2} $R "${@:3}" 2>&1 | tee -a $OUT/unseen.log | grep -v "^ *kernel"
+NAME=unseen${SPLIT:+_s$SPLIT}; S=(${SPLIT:+--split $SPLIT})
+R=${2:-0:$(python3 scripts/bench_unseen.py "${S[@]}" --list | grep -c "^ *[0-9]")}; LO=${R%%:*}; HI=${R##*:}
+i=0
+for g in ${GPUS//,/ }; do
+  d=$OUT; [ $N -gt 1 ] && d=$OUT/g$i; mkdir -p $d
+  [ -f results/${NAME}_beam2.json ] && cp results/${NAME}_beam2.json $d/
+  A=; [ "${RESUME:-0}" = 1 ] && [ -f results/$NAME.json ] && cp results/$NAME.json $d/ && A=--resume
+  CUDA_VISIBLE_DEVICES=$g timeout ${1:-540} python3 scripts/bench_unseen.py "${S[@]}" --device CUDA --workers $W --out $d \
+    --beam-cache $d/${NAME}_beam2.json --range $((LO + (HI-LO)*i/N)):$((LO + (HI-LO)*(i+1)/N)) $A "${@:3}" > $d/$NAME.log 2>&1 &
+  i=$((i+1))
+done
+wait
+for f in $(ls $OUT/$NAME.log $OUT/g*/$NAME.log 2>/dev/null); do echo "== $f"; grep -v "^ *kernel" $f | tail -25; done

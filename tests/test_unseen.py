@@ -14,23 +14,23 @@ def test_benchmark_is_frozen():
   assert len(bench_unseen.NETWORKS) >= 6
 
 @pytest.mark.parametrize("device", ["CUDA", "CPU"])
-def test_no_benchmark_kernel_in_stores_or_histories(device, tmp_path):
+def test_no_benchmark_kernel_in_stores_or_histories(device):
   keys = bench_unseen.benchmark_keys(device)
   assert len(keys) >= 40
-  shipped: set[str] = set()
-  stores = list((ROOT / "dataset" / "data").glob("*.sqlite"))
-  for i, shard in enumerate((ROOT / "dataset" / "data" / "shards").glob("*.sqlite.gz")):   # the per-run shards load with the stores
-    with gzip.open(shard) as f, open(tmp := tmp_path / f"shard{i}.sqlite", "wb") as g: shutil.copyfileobj(f, g)
-    stores.append(tmp)
-  assert len(stores) > 2
-  for store in stores:
-    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    shipped |= {r[0] for r in db.execute("SELECT key FROM kernels")}
-    db.close()
-  for hist in (ROOT / "models").glob("history_*.json"):
-    shipped |= {e[2] for rows in json.loads(hist.read_text())["nests"].values() for e in rows}
-  assert len(shipped) > 800   # the stores and histories were read
+  shipped = bench_unseen.shipped_keys()
+  assert len(shipped) > 800   # the stores, the shards and the histories were read
   assert not (hit := set(keys) & shipped), f"benchmark kernels in the training data: {[keys[k] for k in hit]}"
+
+def test_shipped_keys_reads_stores_shards_and_histories(tmp_path):
+  import gzip
+  def store(path, key):
+    db = sqlite3.connect(path); db.execute("CREATE TABLE kernels (key TEXT)"); db.execute("INSERT INTO kernels VALUES (?)", (key,)); db.commit(); db.close()
+  (tmp_path / "dataset" / "data" / "shards").mkdir(parents=True); (tmp_path / "models").mkdir()
+  store(tmp_path / "dataset" / "data" / "base.sqlite", "a")
+  store(tmp_path / "s.sqlite", "b")
+  with open(tmp_path / "s.sqlite", "rb") as f, gzip.open(tmp_path / "dataset" / "data" / "shards" / "x.sqlite.gz", "wb") as g: shutil.copyfileobj(f, g)
+  (tmp_path / "models" / "history_sm_90.json").write_text(json.dumps({"nests": {"n": [[[], 1.0, "c"]]}}))
+  assert bench_unseen.shipped_keys(tmp_path) == {"a", "b", "c"}
 
 # ***** the corpus (dataset.corpus: grid, networks, sampled tiers) holds none of the benchmark's networks or kernels *****
 import re
@@ -69,3 +69,10 @@ def test_no_benchmark_kernel_in_corpus():
   for v in CORPUS:
     if v.tier == "networks" and not v.small and not dict(v.params).get("train"): first.setdefault((v.workload, dict(v.params).get("stage")), v)
   _check_keys([v for v in CORPUS if v.tier == "sampled" or (v.tier == "networks" and v.small and not dict(v.params).get("train"))] + list(first.values()))
+
+def test_a_fresh_split_is_new_and_held_out():
+  a, b = bench_unseen.draw(1), bench_unseen.draw(1)
+  assert a == b and len(a) >= 40
+  assert not set(a) & set(bench_unseen.SPECS) and not {parse_variant(s).name for s in a} & {v.name for v in CORPUS}
+  keys = bench_unseen.benchmark_keys("CPU", a[:8])
+  assert keys and not set(keys) & bench_unseen.shipped_keys()
