@@ -73,9 +73,10 @@ class L2Flush:
     self.device, self.d = device, Device[device]
     if device == "CUDA":
       from tinygrad.runtime.autogen import cuda
-      self.cuda, self.n = cuda, max(2*_cu_attr(self.d, 38), 64 << 20)
+      self.l2_bytes = _cu_attr(self.d, 38)
+      self.cuda, self.n = cuda, max(2*self.l2_bytes, 64 << 20)
       self.buf = self.d.allocator.alloc(self.n)
-    else: self.host = np.empty(64 << 20, dtype=np.uint8)
+    else: self.host, self.l2_bytes = np.empty(64 << 20, dtype=np.uint8), 0
     self.i = 0
   def __call__(self):
     self.i += 1

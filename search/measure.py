@@ -15,6 +15,7 @@ from dataset.sampler import hand_coded, reference_opts
 from dataset.timing import Bench, RunTimeout, widen
 
 class BudgetExhausted(Exception): pass
+TIMINGS = ("cold", "warm", "auto")   # Measurer.timing
 
 COMPILE_TIMEOUT_S = 20
 # a compile that lags this far behind the rest of its batch is not waited for (measure(cut=True)): a full UNROLL after TC takes
@@ -59,13 +60,20 @@ class Measurer:
   workers: int = 0                 # 0: compile in this process
   early_factor: float = 4.0
   on_timed: Callable[[Measurer], None]|None = None   # progress: called after each timed candidate
+  # cold: the L2 flushed before every timed run (the dataset's protocol); warm: not flushed, as in a network, where a kernel reads
+  # what the kernel before it left in L2 (tinygrad's BEAM flushes 4 MB of a 50-60 MB L2: mostly warm); auto: warm where all of the
+  # kernel's buffers fit in half the L2
+  timing: str = "cold"
   def __post_init__(self):
     self.start = time.perf_counter()   # the whole cost of an answer: the pool start, the buffers, the reference run
     self.ren = renderer_for(self.device)
     self.blob = self.kernel.blob()
     configure(self.ren, {self.kernel.key: self.blob}, COMPILE_TIMEOUT_S)
     self.pool = shared_pool(self.device, self.workers) if self.workers > 1 else None
-    self.bench = Bench(self.kernel.ast, self.device, L2Flush(self.device))
+    self.bench = Bench(self.kernel.ast, self.device, flush := L2Flush(self.device))
+    assert self.timing in TIMINGS, f"timing {self.timing!r} is not one of {TIMINGS}"
+    self.warm = self.timing == "warm" or (self.timing == "auto" and 2*sum(b.nbytes for b in self.bench.bufs) <= flush.l2_bytes)
+    if self.warm: self.bench.flush = lambda: None
     self.compiled = self.timed = self.failed = 0
     self.compile_s = self.time_s = 0.0                  # wall seconds in compile calls and in timing (where a search spends)
     self.times: dict[tuple[Opt, ...], float] = {}       # every timed candidate (inf: failed)

@@ -57,7 +57,7 @@ def strategy_params(strategy:str, strategy_args:dict|None) -> dict:
 
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
                  time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,
-                 strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:History|None=None) -> list[dict]:
+                 strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:History|None=None, timing:str="cold") -> list[dict]:
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
   (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
 
@@ -70,11 +70,12 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   `time_budget` is a limit on all of it, from the first Measurer to the last final check: a round runs only while it leaves time
   for the final checks of every kernel searched by then (each expected to take what measuring its default took), its search
   stops at that (Measurer's time budget: no candidate started, no compile waited for past it), no round starts unless the last
-  round's duration fits in what is left, and siblings' configs are traded only in what is left after the rounds."""
+  round's duration fits in what is left, and siblings' configs are traded only in what is left after the rounds. `timing`: how
+  candidates are timed (Measurer.timing); each row's `warm` says how its were."""
   ren = renderer_for(device)
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": describe(scheduler(k.ast, ren)), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
-           "search_s": 0.0, "tune_s": None, "siblings_timed": 0, "from_sibling": False, "history": 0, "status": None}
+           "search_s": 0.0, "tune_s": None, "siblings_timed": 0, "from_sibling": False, "history": 0, "warm": None, "status": None}
           for i, k in enumerate(kernels)]
   strat = STRATEGIES[strategy](**strategy_params(strategy, strategy_args))
   ctxs: dict[int, Context] = {}
@@ -88,7 +89,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
                tune_s=hit.get("tune_s"), timed=hit.get("timed", 0), compiled=hit.get("compiled", 0))
       if r["default_us"] is not None: continue
     try:   # not cached, or cached without its default time (the search CLI's entries): measure it
-      m = Measurer(k, device, Budget(), workers=workers)
+      m = Measurer(k, device, Budget(), workers=workers, timing=timing)
+      r["warm"] = m.warm
       ctxs[i] = Context(scheduler(k.ast, ren), m, scorer, random.Random(seed))
       if history is not None: ctxs[i].history = history.candidates(ctxs[i].base, k.key); r["history"] = len(ctxs[i].history)
     except Exception as e:

@@ -412,3 +412,17 @@ def test_no_next_round_is_expanded_without_budget_for_it():
   b.run(ctx)
   assert calls and m.timed > timed
   m.close()
+
+@pytest.mark.parametrize("timing", ["cold", "warm", "auto"])
+def test_timing_cold_flushes_before_each_run_and_warm_does_not(timing, monkeypatch):
+  from dataset.device import L2Flush
+  flushes, inner = [], L2Flush.__call__
+  monkeypatch.setattr(L2Flush, "__call__", lambda self: (flushes.append(1), inner(self)))
+  m = Measurer(_kernel("gemm:m=32:k=64:n=32:fp32"), "CPU", Budget(measurements=2), timing=timing)
+  m.measure([m.hand])
+  assert m.warm == (timing == "warm")   # auto: warm only where the buffers fit in half the L2, and the CPU has none counted
+  assert (len(flushes) > 0) == (timing != "warm")
+  m.close()
+
+def test_unknown_timing_is_refused():
+  with pytest.raises(AssertionError, match="timing"): Measurer(_kernel("gemm:m=32:k=64:n=32:fp32"), "CPU", Budget(), timing="tepid")
