@@ -3,10 +3,11 @@
   train-cost-model dataset/data/cuda.sqlite                       # tune (if --trials) and train; quick held-out check; write the model
   train-cost-model dataset/data/cuda.sqlite --evaluate --seeds 3   # + the full evaluation, written to results/
   train-cost-model dataset/data/cuda.sqlite --no-shards           # the base alone: what the shipped model was trained on
+  train-cost-model dataset/data/cuda.sqlite --learning-curve --folds 5 --seeds 1  # accuracy vs training rows, active vs random
 
 A store is read with the shards beside it (dataset.shard: dataset/data/shards/, those of the store's device).
 
-The held-out evaluations: models.heldout; scoring speed: models.speed; the results written: models.report."""
+The held-out evaluations: models.heldout; the learning curve: models.learning_curve; scoring speed: models.speed; the results written: models.report."""
 from __future__ import annotations
 import argparse, datetime, os, shlex, sys, time
 from pathlib import Path
@@ -29,6 +30,7 @@ from models.resources import WithResources, augment, labels_path
 from models.heldout import ablation, holdout_eval, kfold_eval, resource_model, study_name
 from models.speed import GPU_LOG, measure_speed, speed_kernels
 from models.report import write_results
+from models import learning_curve as lc
 
 class TrainError(RuntimeError): pass
 
@@ -53,8 +55,13 @@ def parse_args(argv=None) -> argparse.Namespace:
                   "ranker's weight W (e.g. 0.6); the held-out figures in the model's metadata are then the blend's")
   ap.add_argument("--ablation", action="store_true", help="also drop each feature group in turn (with --evaluate)")
   ap.add_argument("--ablation-seeds", type=int, default=2, help="seeds of the ablation's k-fold (default 2)")
-  ap.add_argument("--results", default="results", help="where --evaluate writes NAME.json, NAME.md and the plots")
-  ap.add_argument("--results-name", default=None, help="default: cost_model for CUDA, cost_model_cpu for the CPU")
+  ap.add_argument("--learning-curve", action="store_true", help="instead of training: held-out accuracy against training rows, with "
+                  "the rows chosen at random and by active learning (models.learning_curve), written to --results; no model is written")
+  ap.add_argument("--fractions", default=",".join(f"{f:g}" for f in lc.FRACTIONS), help="--learning-curve: shares of each training "
+                  "kernel's rows, comma-separated, in (0, 1] (default %(default)s)")
+  ap.add_argument("--committee", type=int, default=lc.COMMITTEE, help="--learning-curve: rankers in the active learner's committee (default %(default)s)")
+  ap.add_argument("--results", default="results", help="where --evaluate (--learning-curve) writes NAME.json, NAME.md and the plots")
+  ap.add_argument("--results-name", default=None, help="default: cost_model (learning_curve) for CUDA, cost_model_cpu (learning_curve_cpu) for the CPU")
   ap.add_argument("--compile-log", default=None, help=f"generate-dataset log whose summary gives the compile+time rate (default {GPU_LOG} for CUDA)")
   ap.add_argument("--threads", type=int, default=0, help="LightGBM/torch threads (0: all cores)")
   ap.add_argument("--exclude-keys", default=None, help="file of kernel AST keys (hex, one per line, '#' comments) whose measurements "
@@ -65,12 +72,18 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--quiet", action="store_true")
   a = ap.parse_args(argv)
   if a.blend is not None and not 0.0 <= a.blend <= 1.0: ap.error(f"--blend: the ranker's weight must be in [0, 1], got {a.blend}")
+  if a.learning_curve and a.evaluate: ap.error("--learning-curve and --evaluate are separate runs: pass one")
+  try: a.fractions = sorted({float(x) for x in a.fractions.split(",") if x.strip()})
+  except ValueError: ap.error(f"--fractions: numbers separated by commas, got {a.fractions!r}")
+  if not a.fractions or not all(0 < f <= 1 for f in a.fractions): ap.error(f"--fractions: each in (0, 1], got {a.fractions}")
+  if a.committee < 2: ap.error(f"--committee: at least 2 rankers to disagree, got {a.committee}")
   return a
 
 def run(a:argparse.Namespace, argv:list[str]) -> dict:
   log = (lambda s: None) if a.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
   # the outputs, before the work rather than after it (every default model is in models/, whatever its arch)
-  for p, is_dir in ((a.out or default_model_path("CPU").parent, not a.out), (a.results if a.evaluate else None, True)):
+  for p, is_dir in ((None if a.learning_curve else a.out or default_model_path("CPU").parent, not a.out),
+                    (a.results if a.evaluate or a.learning_curve else None, True)):
     if p is not None and (why := cannot_write(p, is_dir)): raise TrainError(why)
   st = time.perf_counter()
   try:
@@ -101,6 +114,11 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
       f"kernels, {ds.device} ({ds.arch}), "
       f"{len(FEATURES)} features, loaded in {time.perf_counter()-st:.0f} s")
   threads = a.threads or (os.cpu_count() or 1)
+  command = "train-cost-model " + " ".join(shlex.quote(x) for x in argv)
+  if a.learning_curve:
+    for p in lc.outputs(a, ds):   # the files themselves, now that the device names them
+      if why := cannot_write(p): raise TrainError(why)
+    return lc.run(a, ds, command, threads, log)
   seeds = list(range(a.seeds))
   res: dict = {}
   et = a.trials if a.eval_trials is None else a.eval_trials   # trials per nested study in --evaluate
@@ -132,7 +150,6 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   if a.blend is not None: blend = Blend(model, MLPRanker(seed=0, threads=threads), a.blend).fit(Xa, ds.time_s, ds.kernel)
   else: model.fit(Xa, ds.time_s, ds.kernel)
   out = Path(a.out) if a.out else default_out(ds)
-  command = "train-cost-model " + " ".join(shlex.quote(x) for x in argv)
   tuning = f"nested tuning ({et} trials per study)" if et > 0 else "default parameters"
   # the shipped model's held-out figures: the blend's if it is shipped and was evaluated
   shipped = res["shipped"] = "blend" if blend is not None and a.evaluate and "blend" in res["kfold"] else "ranker"
