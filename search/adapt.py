@@ -5,8 +5,10 @@ The cost model ranks well near the kernels it was trained on; on a kernel unlike
 bmm) it can be wrong in a way that is consistent across the kernel's configs: too much upcast, too little GROUP. The correction
 learns that per kernel, as Ansor refits its model after every round, from the configs measured so far: a ridge fit of
 -log(runtime) on the model's score and a few shape terms of each config (log2 of its upcast, unroll, local, group and global sizes,
-tensor cores), used to re-rank the next round's children. Kendall's tau between the model's scores and the measured times says how
-well it ranks this kernel (reported); whether its favourite measures fastest decides when the beam stops (search.beam.Beam)."""
+tensor cores), which can re-rank the next round's children (search.beam.Beam's `correct`, off by default: replayed offline on
+kernels of held-out networks and families, scripts/bench_adapt.py, it ranked worse than the model alone). Kendall's tau between the
+model's scores and the measured times says how well it ranks this kernel (reported); how far the model's favourite measures from
+the fastest decides how long the beam goes on (search.beam.Beam)."""
 from __future__ import annotations
 import math
 import numpy as np
