@@ -84,3 +84,9 @@ class L2Flush:
       self.cuda.cuCtxSetCurrent(self.d.context)
       self.cuda.cuMemsetD32_v2(self.buf, self.i, self.n//4)
     else: self.host.fill(self.i & 0xff)
+  @classmethod
+  def shared(cls, device:str) -> L2Flush:
+    """One per device and process: its 100+ MB device buffer is never freed, and a search of a network makes a Measurer per kernel."""
+    if (f := _FLUSHES.get(device)) is None: f = _FLUSHES[device] = cls(device)
+    return f
+_FLUSHES: dict[str, L2Flush] = {}

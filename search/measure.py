@@ -70,7 +70,7 @@ class Measurer:
     self.blob = self.kernel.blob()
     configure(self.ren, {self.kernel.key: self.blob}, COMPILE_TIMEOUT_S)
     self.pool = shared_pool(self.device, self.workers) if self.workers > 1 else None
-    self.bench = Bench(self.kernel.ast, self.device, flush := L2Flush(self.device))
+    self.bench = Bench(self.kernel.ast, self.device, flush := L2Flush.shared(self.device))
     assert self.timing in TIMINGS, f"timing {self.timing!r} is not one of {TIMINGS}"
     self.warm = self.timing == "warm" or (self.timing == "auto" and 2*sum(b.nbytes for b in self.bench.bufs) <= flush.l2_bytes)
     if self.warm: self.bench.flush = lambda: None

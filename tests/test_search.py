@@ -426,3 +426,9 @@ def test_timing_cold_flushes_before_each_run_and_warm_does_not(timing, monkeypat
 
 def test_unknown_timing_is_refused():
   with pytest.raises(AssertionError, match="timing"): Measurer(_kernel("gemm:m=32:k=64:n=32:fp32"), "CPU", Budget(), timing="tepid")
+
+def test_measurers_share_one_cache_flusher():
+  # each flusher holds a never-freed buffer of twice the L2 on a GPU: one per kernel of a network would leak gigabytes
+  a, b = (Measurer(_kernel(s), "CPU", Budget()) for s in ("gemm:m=32:k=64:n=32:fp32", "softmax:rows=16:cols=64:log=0:fp32"))
+  assert a.bench.flush is b.bench.flush
+  a.close(); b.close()
