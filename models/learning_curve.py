@@ -178,17 +178,17 @@ def verdict(res:dict) -> str:
   """The result in words, from the paired differences: where active learning is higher in every run, lower in every run, or neither."""
   n = len(res["curve"]["random"][0]["kendall_tau"]["runs"])
   parts = []
-  for m in ("kendall_tau", "top1_score"):
-    up = [p["fraction"] for p in res["paired"] if p[m]["wins"] == n and p[m]["mean"] > 0]
-    down = [p["fraction"] for p in res["paired"] if p[m]["wins"] == 0 and p[m]["mean"] < 0]
-    best = max(res["paired"], key=lambda p: abs(p[m]["mean"]))
-    parts.append(f"{LABELS[m]}: active is higher in all {n} runs at f = {up or 'none'}, lower in all {n} runs at f = {down or 'none'}; "
-                 f"the largest mean difference is {best[m]['mean']:+.4f} (at f = {best['fraction']})")
+  for m in METRICS:
+    up = [p["fraction"] for p in res["paired"] if p[m]["wins"] == n]
+    down = [p["fraction"] for p in res["paired"] if p[m]["wins"] == 0 and max(p[m]["runs"]) < 0]
+    d = [p[m]["mean"] for p in res["paired"]]
+    where = [f"higher in all {n} runs at f = {', '.join(map(str, up))}"]*bool(up) + [f"lower in all {n} runs at f = {', '.join(map(str, down))}"]*bool(down)
+    parts.append(f"{LABELS[m]} {' and '.join(where) or f'neither higher nor lower in all {n} runs at any f'} (mean {min(d):+.4f} to {max(d):+.4f})")
   r = {p["fraction"]: p for p in res["curve"]["random"]}
-  lo, full = r[min(r)], r[max(r)]
+  lo, hi = r[min(r)], r[max(r)]
   return (f"Random choice: Kendall tau goes from {lo['kendall_tau']['mean']:.3f} at f = {min(r)} ({lo['rows']['mean']:.0f} rows) to "
-          f"{full['kendall_tau']['mean']:.3f} at f = {max(r)} ({full['rows']['mean']:.0f} rows), top-1 from {lo['top1_score']['mean']:.3f} to "
-          f"{full['top1_score']['mean']:.3f}. Active learning against random at the same rows, run by run: " + "; ".join(parts) + ".")
+          f"{hi['kendall_tau']['mean']:.3f} at f = {max(r)} ({hi['rows']['mean']:.0f} rows), top-1 from {lo['top1_score']['mean']:.3f} to "
+          f"{hi['top1_score']['mean']:.3f}. Active against random on the same rows per kernel, run by run: " + "; ".join(parts) + ".")
 
 def write_markdown(path:Path, res:dict):
   data = " + ".join(f"`{x}`" for x in [res["dataset"]["path"], *res["dataset"].get("shards", [])])
@@ -226,6 +226,7 @@ def plot(res:dict, path:Path):
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
+  from matplotlib.ticker import NullFormatter
   fig, axs = plt.subplots(1, len(METRICS), figsize=(16, 4.2))
   for ax, m in zip(axs, METRICS):
     for s, c in (("random", "tab:blue"), ("active", "tab:orange")):
@@ -233,8 +234,10 @@ def plot(res:dict, path:Path):
       ax.errorbar([x["rows"]["mean"] for x in v], [x[m]["mean"] for x in v], yerr=[x[m]["std"] for x in v], marker="o", ms=4,
                   capsize=3, color=c, label=s)
     ax.set_xscale("log"); ax.set_xlabel("training rows (measurements)"); ax.set_title(LABELS[m]); ax.grid(alpha=0.3)
+    ax.xaxis.set_minor_formatter(NullFormatter())   # the log axis' own labels overlap or go missing: label the measured sizes
+    ax.set_xticks(rs := [x["rows"]["mean"] for x in res["curve"]["random"]], [f"{r/1000:.1f}k" if r < 1e4 else f"{r/1000:.0f}k" for r in rs], fontsize=8)
     for x in res["curve"]["random"]: ax.annotate(f"{x['fraction']:g}", (x["rows"]["mean"], x[m]["mean"]), fontsize=7, xytext=(3, -10), textcoords="offset points")
   axs[0].legend()
-  fig.suptitle(f"Held-out accuracy vs training rows, {res['device']}, kernel {res['folds']}-fold x {len(res['seeds'])} seeds "
-               f"(bars: spread over runs; labels: fraction)")
+  fig.suptitle(f"Held-out accuracy vs training rows, {res['device']}, kernel {res['folds']}-fold, seeds {res['seeds']} "
+               f"(bars: spread over the runs; labels: fraction f)")
   fig.tight_layout(); fig.savefig(path, dpi=120); plt.close(fig)
