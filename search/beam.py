@@ -186,7 +186,8 @@ class Beam:
 
   def _next(self, ctx:Context, wait:bool=True) -> bool:
     """The next round's batch: the stragglers of the last round, then `k` children of the `width` fastest measured configs not
-    expanded yet. Their expansion starts now (in the compile pool) if it has not; wait=False returns False while it runs."""
+    expanded yet (the next fastest, where those have none). Their expansion starts now (in the compile pool) if it has not;
+    wait=False returns False while it runs."""
     st = ctx.state
     if st["expansion"] is None:
       beam = [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]
@@ -197,6 +198,11 @@ class Beam:
     late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
     k = ctx.round_size or (self.unsure_k if self.adaptive and st["gap"] > self.unsure_gap else self.k)
     kids = _round_robin(_rank(ex.result(), st["seen"], st["fix"] if self.adaptive and self.correct else None, st["info"])[0], beam, k)
+    if not kids and (more := [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]):
+      # the fastest configs have no new children (deep ones, at the size limits): the next fastest are expanded instead
+      st["expanded"].update(more)
+      st["expansion"] = (more, ctx.expand(more))
+      return self._next(ctx, wait)
     # no children left but stragglers still compiling: the round waits for them rather than the search stopping (a loaded machine
     # straggles most of a first batch, and the deep configs it did time may have no children)
     if not kids and not late: late = st["late"]

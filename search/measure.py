@@ -1,7 +1,7 @@
 """Measurement for search: compile candidates (in parallel when there are workers), time them on the device with the dataset's
 protocol, and verify a winner against the unoptimized kernel. It counts what it compiles and times, and enforces the budget."""
 from __future__ import annotations
-import math, statistics, threading, time
+import contextlib, math, statistics, threading, time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -89,6 +89,7 @@ class Measurer:
     # and a candidate (wall seconds in measure per timed candidate)
     self._gap_s = self._meas_s = 0.0
     self._ended: float|None = None   # elapsed at the end of the last measure call
+    self._idled = False   # _idle() has run
     # what every answer needs (strategies.finish): the correctness reference (the unoptimized kernel, its threads grouped into
     # blocks on a GPU: sampler.reference_opts) and tinygrad's hand-coded config; both compile in the background from the start
     base = scheduler(self.kernel.ast, self.ren)
@@ -179,6 +180,7 @@ class Measurer:
     futs = {self._ahead[o]: o for o in opts_list}
     start, pending, deadline, took, end, n = time.perf_counter(), set(futs), None, [], self._end(), len(futs)
     while pending:
+      self._idle()
       st = time.perf_counter()
       until = min(deadline if deadline is not None else start + CAP_S if cut else math.inf, end)
       done, pending = wait(pending, max(0.0, min(until - st, POLL_S)), FIRST_COMPLETED)
@@ -249,16 +251,31 @@ class Measurer:
     self.trajectory.append((self.timed, round(self.elapsed, 3), self.best))
     if self.on_timed is not None: self.on_timed(self)
 
+  def _reference(self) -> str|None:
+    """The correctness reference's outputs computed (the unoptimized kernel's, and a low-precision kernel's float32 build's), or
+    why it cannot be."""
+    if self.bench.ref is not None: return None
+    ref = self._compile([self.ref_opts])[0]
+    # the plain unoptimized kernel, then; a hung compile is tried once more here (its pool was replaced)
+    if ref.prg is None and (self.ref_opts or ref.status == "timeout"): ref = self._compile([()])[0]
+    if ref.prg is None: return f"the unoptimized kernel, the reference, does not compile: {ref.error}"
+    self.bench.set_reference(ref.prg, self._exact_reference())
+    return None
+
+  def _idle(self):
+    """What fills a wait on compiles: the reference, once its compiles are in (verify() would compute it after the search: on a
+    512M-element output, a second of running and reading back). Tried once; verify() reports what goes wrong."""
+    if self._idled or self.bench.ref is not None or self.bench.wedged is not None: return
+    if (f := self._ahead.get(self.ref_opts)) is None or not f.done(): return
+    if self._exact is not None and self._exact[2] is not None and not self._exact[2].done(): return
+    self._idled = True
+    with contextlib.suppress(Exception): self._reference()
+
   def verify(self, opts:tuple[Opt, ...]) -> str|None:
     """None if `opts` computes what the unoptimized kernel computes on random inputs; else what differs."""
     if self.bench.wedged is not None: return f"not checked: {self.bench.wedged}"
     try:
-      if self.bench.ref is None:
-        ref = self._compile([self.ref_opts])[0]
-        # the plain unoptimized kernel, then; a hung compile is tried once more here (its pool was replaced)
-        if ref.prg is None and (self.ref_opts or ref.status == "timeout"): ref = self._compile([()])[0]
-        if ref.prg is None: return f"the unoptimized kernel, the reference, does not compile: {ref.error}"
-        self.bench.set_reference(ref.prg, self._exact_reference())
+      if (err := self._reference()) is not None: return err
       if opts not in self.progs: self.measure([opts]) if self.has_budget() else self._verify_compile(opts)
       if (prg := self.progs.get(opts)) is None: return "does not compile"
       return self.bench.check(prg)

@@ -130,3 +130,20 @@ def test_large_output_sampled(monkeypatch):
   assert compare(e.copy(), e, idx) is None and "1 non-finite elements" in compare(_set(e, unsampled, np.nan), e, idx)
   row = e.copy(); row[-1024:] += 1.0
   assert "sampled elements" in compare(row, e, idx)
+
+def test_reference_is_computed_while_a_batch_compiles():
+  # the reference fills the first wait on compiles, so verify() after the search has only the candidate to run
+  import random
+  from dataset.kernel import scheduler
+  from dataset.sampler import random_walk
+  k = _kernels("softmax:rows=16:cols=64:log=0:fp16")[0]
+  m = Measurer(k, "CPU", Budget(measurements=6), workers=2)
+  m._ahead[m.ref_opts].result()   # its compile is in (it started with the Measurer), and the float32 build's
+  if m._exact is not None and m._exact[2] is not None: m._exact[2].result()
+  base, rng = scheduler(k.ast, m.ren), random.Random(0)
+  batch = [o for o in dict.fromkeys(random_walk(base, rng, 3) for _ in range(8)) if o][:4]
+  assert m.bench.ref is None and batch
+  m.measure(batch)
+  assert m.bench.ref is not None and m.bench.exact is not None   # fp16: checked against its float32 build too
+  assert m.verify(m.hand) is None
+  m.close()

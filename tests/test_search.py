@@ -432,3 +432,20 @@ def test_measurers_share_one_cache_flusher():
   a, b = (Measurer(_kernel(s), "CPU", Budget()) for s in ("gemm:m=32:k=64:n=32:fp32", "softmax:rows=16:cols=64:log=0:fp32"))
   assert a.bench.flush is b.bench.flush
   a.close(); b.close()
+
+def test_a_round_expands_the_next_fastest_when_the_fastest_have_no_children():
+  from search.beam import Beam
+  class Childless:
+    def done(self): return True
+    def result(self): return []
+  k = _kernel("gemm:m=64:k=64:n=64:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=40))
+  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+  b = Beam(adaptive=False, width=1)
+  b.prepare(ctx); b.step(ctx)   # the first batch, timed
+  asked, real = [], ctx.expand
+  ctx.expand = lambda ps: (asked.append(ps), Childless() if len(asked) == 1 else real(ps))[1]
+  b._next(ctx)
+  # the fastest had none: the next fastest are expanded (each once) until some have children
+  assert len(asked) >= 2 and len({tuple(p) for ps in asked for p in ps}) == len(asked) and ctx.state["batch"]
+  m.close()
