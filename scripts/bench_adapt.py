@@ -136,6 +136,7 @@ def markdown(res:dict) -> str:
   lines += ["", f"Per held-out group at {last} measurements (found / pool best):", "", "| group | " + " | ".join(res["policies"]) + " |",
             "|---|" + "---:|"*len(res["policies"])]
   for l in labs: lines.append(f"| {l} | " + " | ".join(f"{res['policies'][p][last]['by_label'][l]:.3f}" for p in res["policies"]) + " |")
+  if res.get("logs"): lines += ["", "Log: " + ", ".join(f"`{l}`" for l in res["logs"])]
   return "\n".join(lines) + "\n"
 
 def main(argv=None) -> int:

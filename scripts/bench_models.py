@@ -390,6 +390,7 @@ def write_markdown(res:dict, path:Path):
             f"{Path(r['cost_model']).name}" for n, r in res["models"].items() if "error" not in r]
   notes += [f"- {x}" for x in res.get("notes", [])]
   head = [f"Host: {res['host']}", "", f"Reproduce: {res['reproduce']}", ""] if res.get("host") else []
+  if res.get("logs"): head += ["Logs of the calls (each host call's log, its GPUs and per-kernel tuning rows): " + ", ".join(f"`{l}`" for l in res["logs"]), ""]
   path.write_text("\n".join(lines + [""] + head + notes) + "\n")
 
 def plot(res:dict, path:Path):

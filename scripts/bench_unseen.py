@@ -197,7 +197,8 @@ def write_markdown(res:dict, path:Path):
       lines.append(f"| {e['name']} | - | - | {e['hand_us']:.1f} | {t} | - | {e['learned_s']:.1f} ({e['learned_timed']}) | {e['beam2_s']:.1f} ({e['beam2_timed']}) | NO: {e['check']} |"); continue
     lines.append(f"| {e['name']} | {e['learned_us']:.1f} | {e['beam2_us']:.1f} | {e['hand_us']:.1f} | {t} | {e['learned_us']/e['beam2_us']:.2f} | "
                  f"{e['learned_s']:.1f} ({e['learned_timed']}) | {e['beam2_s']:.1f} ({e['beam2_timed']}) | {'yes' if e['verified'] else 'NO: ' + str(e['check'])} |")
-  path.write_text("\n".join(lines + network_lines(res)) + "\n")
+  logs = ["", "Logs of the calls: " + ", ".join(f"`{l}`" for l in res["logs"])] if res.get("logs") else []
+  path.write_text("\n".join(lines + network_lines(res) + logs) + "\n")
 
 def plot(res:dict, path:Path):
   """Per kernel: learned / BEAM=2 kernel time (bars, sorted) and learned / BEAM=2 search wall (dots), both on log scales."""
