@@ -89,7 +89,7 @@ class Measurer:
     # and a candidate (wall seconds in measure per timed candidate)
     self._gap_s = self._meas_s = 0.0
     self._ended: float|None = None   # elapsed at the end of the last measure call
-    self._idled = False   # _idle() has run
+    self._idled, self._idle_s = False, 0.0   # _idle() has run, and its seconds (not a candidate's cost)
     # what every answer needs (strategies.finish): the correctness reference (the unoptimized kernel, its threads grouped into
     # blocks on a GPU: sampler.reference_opts) and tinygrad's hand-coded config; both compile in the background from the start
     base = scheduler(self.kernel.ast, self.ren)
@@ -216,7 +216,7 @@ class Measurer:
     raises BudgetExhausted once it is spent, after recording what it measured. Each candidate is timed as soon as it has
     compiled. cut: a straggling compile (see _compiled) is not waited for; its time is nan, and a later call measures it."""
     if self._ended is not None: self._gap_s = self.elapsed - self._ended
-    st, timed = self.elapsed, self.timed
+    st, timed, idle = self.elapsed, self.timed, self._idle_s
     try:
       new = [o for o in dict.fromkeys(opts_list) if o not in self.times]
       if self.bench.wedged is not None:   # nothing runs on this device any more: not compiled, not timed
@@ -230,7 +230,7 @@ class Measurer:
         if not self._time_left(): break   # no time for another: the rest stay in the pool, untimed
       if len(new) < n or (not self._time_left() and any(o not in self.times for o in new)): raise BudgetExhausted()
     finally:
-      if self.timed > timed: self._meas_s += self.elapsed - st
+      if self.timed > timed: self._meas_s += self.elapsed - st - (self._idle_s - idle)   # a candidate's cost, without the reference's
       self._ended = self.elapsed
     return [self.times.get(o, math.nan) for o in opts_list]
 
@@ -268,8 +268,9 @@ class Measurer:
     if self._idled or self.bench.ref is not None or self.bench.wedged is not None: return
     if (f := self._ahead.get(self.ref_opts)) is None or not f.done(): return
     if self._exact is not None and self._exact[2] is not None and not self._exact[2].done(): return
-    self._idled = True
+    self._idled, st = True, time.perf_counter()
     with contextlib.suppress(Exception): self._reference()
+    self._idle_s += time.perf_counter() - st
 
   def verify(self, opts:tuple[Opt, ...]) -> str|None:
     """None if `opts` computes what the unoptimized kernel computes on random inputs; else what differs."""

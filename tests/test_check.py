@@ -147,3 +147,19 @@ def test_reference_is_computed_while_a_batch_compiles():
   assert m.bench.ref is not None and m.bench.exact is not None   # fp16: checked against its float32 build too
   assert m.verify(m.hand) is None
   m.close()
+
+def test_reference_time_is_not_counted_as_a_candidates_cost():
+  # time budgets plan rounds by the seconds a candidate costs: the reference, computed in a round's wait, is no candidate's
+  import random, time
+  from dataset.kernel import scheduler
+  from dataset.sampler import random_walk
+  k = _kernels("softmax:rows=16:cols=64:log=0:fp32")[0]
+  m = Measurer(k, "CPU", Budget(measurements=6), workers=2)
+  m._ahead[m.ref_opts].result()
+  real = m._reference
+  m._reference = lambda: (time.sleep(0.5), real())[1]
+  base, rng = scheduler(k.ast, m.ren), random.Random(0)
+  batch = [o for o in dict.fromkeys(random_walk(base, rng, 3) for _ in range(8)) if o][:4]
+  st = time.perf_counter(); m.measure(batch); took = time.perf_counter() - st
+  assert m.bench.ref is not None and m._idle_s >= 0.5 and m._meas_s <= took - 0.45
+  m.close()
