@@ -85,6 +85,7 @@ class Rooted(Scheduler):
     ret._rngs, ret._rngs_of, ret._shape = self.rngs, self.ast, self.full_shape
     ret.opt_range = itertools.count(start=max([x.arg[0] for x in ret._rngs], default=0)+1)
     if hasattr(self, "tensor_core"): ret.tensor_core = self.tensor_core
+    ret.padded = getattr(self, "padded", frozenset())   # the ranges a PADTO of the opts padded (dataset.sampler.try_apply)
     return ret
 
 def scheduler(ast:UOp, ren:Renderer, opts:tuple[Opt, ...]=()) -> Rooted:

@@ -29,10 +29,19 @@ def within_limits(k:Scheduler) -> bool:
   lcl = prod(s for s, t in zip(k.full_shape, k.axis_types) if t in (AxisType.WARP, AxisType.LOCAL, AxisType.GROUP_REDUCE))
   return up//tc_up <= MAX_UPCAST and lcl <= MAX_LOCAL
 
+def _range_id(k:Scheduler, opt:Opt) -> int|None:
+  try: return k.rngs[k.real_axis(opt.op, opt.axis)].arg[0]
+  except (KernelOptError, IndexError): return None
+
 def try_apply(k:Scheduler, opt:Opt, limits:bool=True) -> Scheduler|None:
+  # tinygrad 0.14 refuses to pad an upcast or unrolled axis ("cannot pad upcasted") but not the reverse, which is as wrong: a
+  # PADTO'd axis upcast or unrolled after computes wrong, leaves outputs unwritten or fails to lower (every failure of the fuzzer,
+  # search.fuzz, on the CPU; results/fuzz_cpu.md). Such a config is no child.
+  if opt.op in (OptOps.UPCAST, OptOps.UNROLL) and getattr(k, "padded", None) and _range_id(k, opt) in k.padded: return None
   k2 = k.copy()
   try: k2.apply_opt(opt)
   except (KernelOptError, AssertionError, IndexError, ValueError, ZeroDivisionError): return None
+  if opt.op is OptOps.PADTO: k2.padded = getattr(k, "padded", frozenset()) | {_range_id(k, opt)}
   return k2 if not limits or within_limits(k2) else None
 
 def replay(base:Scheduler, opts, limits:bool=False) -> Scheduler|None:

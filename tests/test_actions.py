@@ -55,3 +55,17 @@ def test_first_batch_holds_a_tensor_core_config(monkeypatch):
     seeds = Beam()._seed(Context(base, None, no_tc))
     assert any(o.op is OptOps.TC for opts, _ in seeds for o in opts) == want, dtype
     assert len(seeds) <= Beam().seed_picks + 1
+
+def test_a_padded_axis_is_not_unrolled_after():
+  # the fuzzer's failures on the CPU: each a PADTO'd axis unrolled after it (wrong outputs, unwritten outputs, a failed lowering)
+  from dataset.corpus import parse_variant
+  from dataset.kernel import kernel_asts, scheduler
+  from dataset.sampler import replay
+  from tinygrad.codegen.opt import Opt, OptOps
+  from tinygrad import Device
+  v = parse_variant("conv1d:c=16:k=16:ks=5:l=31:n=1:padding=2:stride=2:fp16")
+  base = scheduler(kernel_asts(*v.build("CPU"))[0], Device["CPU"].renderer)
+  pad = Opt(OptOps.PADTO, 2, 32)
+  assert replay(base, (pad,)) is not None and replay(base, (Opt(OptOps.UNROLL, 0, 0),)) is not None
+  assert replay(base, (pad, Opt(OptOps.UNROLL, 0, 0))) is None
+  assert replay(base, (pad, Opt(OptOps.UPCAST, 0, 4))) is not None   # another axis: still a child
