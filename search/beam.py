@@ -64,11 +64,11 @@ class Beam:
   best-scored child in turn, fastest parent first. A candidate whose compile straggles far behind its round's (Measurer.measure's
   cut) is not waited for: it joins the next round. Stops after `patience`+1 rounds in a row without a faster time, at max_depth
   rounds, or when the budget runs out. Adaptive (the default): the kernel's measurements decide the stop, and with `correct` they
-  re-rank later rounds' children (search.adapt.Correction). A first batch never ends the search on its own: that the model's favourite is the fastest of the
-  model's own picks says little (such stops left 3 unseen kernels 1.6-2x behind BEAM=2's). Where the model's favourite measured
-  unsure_gap slower than the fastest, rounds are of unsure_k and the search takes unsure_patience stale rounds more; a round must
-  better the best by min_gain to count. k=0 is pure-model mode: the top pick of every depth, deepest first, is left to the final
-  verification. Entries are (opts, AST key)."""
+  re-rank later rounds' children (search.adapt.Correction). A first batch never ends the search on its own: that the model's
+  favourite is the fastest of the model's own picks says little (such stops left 3 unseen kernels 1.6-2x behind BEAM=2's). Where
+  the model's favourite measured unsure_gap slower than the fastest, rounds are of unsure_k and the search takes unsure_patience
+  stale rounds more; a round must better the best by min_gain to count. k=0 is pure-model mode: the top pick of every depth,
+  deepest first, is left to the final verification. Entries are (opts, AST key)."""
   width: int = 4
   k: int = 6
   seed_picks: int = 8
