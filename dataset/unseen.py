@@ -116,9 +116,8 @@ FAMILIES = [(_conv, 12), (_conv1d, 2), (_gemm, 6), (_bmm, 4), (_attention, 4), (
 
 def draw(seed:int) -> list[str]:
   """Single-op configurations (corpus-style variant specs) drawn from `seed`: distinct, never a corpus variant's shape nor (for a
-  seed other than SEED) one of the frozen list's. A new
-  benchmark is a new seed; SPECS is what seed 29 drew against the corpus of its day, kept literally so a growing corpus cannot
-  change it."""
+  seed other than SEED) one of the frozen list's. A new benchmark is a new seed; SPECS is what seed 29 drew against the corpus of
+  its day, kept literally so a growing corpus cannot change it."""
   from dataset.corpus import CORPUS, parse_variant
   corpus, r, out = {v.name for v in CORPUS}, random.Random(seed), []
   for fam, n in FAMILIES:
@@ -152,18 +151,16 @@ def benchmark_keys(device:str, specs:list[str]|None=None) -> dict[str, str]:
 def shipped_keys(root:Path|None=None) -> set[str]:
   """Every kernel AST key that training, offline search or a search's history has seen: the stores of dataset/data, their shards and
   the shipped histories (models/history_*.json). A held-out split must hold none of them."""
-  import gzip, json, sqlite3, tempfile
+  import json, sqlite3, tempfile
+  from dataset.shard import _unpack
   root = root or Path(__file__).resolve().parents[1]
   keys: set[str] = set()
-  def read(path):
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try: keys.update(r[0] for r in db.execute("SELECT key FROM kernels"))
-    finally: db.close()
-  for store in (root / "dataset" / "data").glob("*.sqlite"): read(store)
-  for shard in (root / "dataset" / "data" / "shards").glob("*.sqlite.gz"):
-    with tempfile.NamedTemporaryFile(suffix=".sqlite") as tmp:
-      with gzip.open(shard) as f: tmp.write(f.read()); tmp.flush()
-      read(tmp.name)
+  data = root / "dataset" / "data"
+  with tempfile.TemporaryDirectory() as d:
+    for store in [*data.glob("*.sqlite"), *(data / "shards").glob("*.sqlite.gz")]:
+      db = sqlite3.connect(f"file:{_unpack(store, d)}?mode=ro", uri=True)
+      try: keys.update(r[0] for r in db.execute("SELECT key FROM kernels"))
+      finally: db.close()
   for hist in (root / "models").glob("history_*.json"):
     keys.update(e[2] for rows in json.loads(hist.read_text())["nests"].values() for e in rows)
   return keys
