@@ -119,13 +119,13 @@ def merge(paths:list[Path], out:Path, beam_cache:Path) -> dict:
   command is each run's, and a kernel measured twice keeps its first run. The BEAM=2 caches beside them (NAME_beam2.json) join
   `beam_cache`."""
   runs = [json.loads(p.read_text()) for p in paths]
+  if len({r["fingerprint"] for r in runs}) != 1 or len({r["device"] for r in runs}) != 1:   # before anything is written
+    raise ValueError("--merge takes runs of one benchmark on one device kind (fingerprints "
+                     f"{sorted({r['fingerprint'] for r in runs})}, devices {sorted({r['device'] for r in runs})})")
   beam = json.loads(beam_cache.read_text()) if beam_cache.is_file() else {}
   for p in paths:
     if (bp := p.with_name(f"{p.stem}_beam2.json")).is_file(): beam.update({k: v for k, v in json.loads(bp.read_text()).items() if k not in beam})
   beam_cache.write_text(json.dumps(beam, indent=1))
-  if len({r["fingerprint"] for r in runs}) != 1 or len({r["device"] for r in runs}) != 1:
-    raise SystemExit("bench_unseen: error: --merge takes runs of one benchmark on one device kind (fingerprints "
-                     f"{sorted({r['fingerprint'] for r in runs})}, devices {sorted({r['device'] for r in runs})})")
   res, seen = {**runs[0], "command": " ; ".join(r["command"] for r in runs), "kernels": [], "merged": [str(p) for p in paths]}, set()
   for r in runs:
     res["kernels"] += [e for e in r["kernels"] if e["key"] not in seen]; seen |= {e["key"] for e in r["kernels"]}
@@ -251,7 +251,8 @@ def main(argv=None) -> int:
     for key, name in sorted(benchmark_keys(a.print_keys, a.specs).items(), key=lambda kv: kv[1]): print(key, name)
     return 0
   if a.merge:
-    s = summary(merge([Path(p) for p in a.merge], Path(a.out) / f"{a.name}.json", Path(a.beam_cache)))
+    try: s = summary(merge([Path(p) for p in a.merge], Path(a.out) / f"{a.name}.json", Path(a.beam_cache)))
+    except (OSError, ValueError, KeyError) as e: print(f"bench_unseen: error: {e}", file=sys.stderr); return 2
     print(f"merged {s['all']} kernels: {s['geomean_vs_beam2']:.3f}x BEAM=2, wall {s['wall_share']:.3f}"); return 0
   if a.split is not None and not (a.networks or a.replot):   # held out means unseen: checked here, before any work
     from dataset.device import default_device
