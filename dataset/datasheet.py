@@ -6,6 +6,7 @@ import datetime, sqlite3, sys
 import numpy as np
 from dataset.shard import resolve
 from dataset.stats import stats
+from dataset.store import StoreError
 
 IDLE_S = 60.0   # a gap this long between two rows' timestamps is no measuring: throughput counts the time between such gaps
 
@@ -26,8 +27,8 @@ def main(path:str, shards:bool=True):
     lo, hi = c.execute("SELECT min(ts), max(ts) FROM measurements").fetchone()
     ts = np.array([t for t, in c.execute("SELECT ts FROM measurements WHERE ts IS NOT NULL AND "   # a retimed row's ts is its retiming
                                   "NOT (coalesce(error, '') LIKE 'retimed%' OR coalesce(error, '') LIKE 'consolidated%')")], dtype=np.float64)
-    per_net = dict(((w, (k, n)) for w, k, n in c.execute(
-      "SELECT k.workload, COUNT(DISTINCT k.key), SUM(m.status = 'ok') FROM kernels k JOIN measurements m ON m.kernel = k.key GROUP BY k.workload")))
+    ok_by_workload = dict(c.execute("SELECT k.workload, SUM(m.status = 'ok') FROM kernels k JOIN measurements m ON m.kernel = k.key "
+                                    "GROUP BY k.workload"))
   finally: c.close()
   rate, hours = throughput(ts)
   day = lambda t: datetime.datetime.fromtimestamp(t, datetime.timezone.utc).date().isoformat() if t else "-"
@@ -52,7 +53,7 @@ def main(path:str, shards:bool=True):
     out.append(f"| {f} | {v['kernels']} | {v['measurements_ok']:,} | {v['measurements_failed']} | {gm:.2f}x | {sum(r['best_s'] < r['hand_s'] for r in rows)}/{len(rows)} |")
   out += ["", "## Per network", "", "Whole networks' kernels (the rest are single ops: the grid and the shape sampler's draws).", "",
           "| network | kernels | ok |", "|---|---:|---:|"]
-  out += [f"| {w} | {per_net[w][0]} | {int(per_net[w][1] or 0):,} |" for w in sorted(st["networks"]) if w in per_net]
+  out += [f"| {w} | {n} | {int(ok_by_workload.get(w) or 0):,} |" for w, n in sorted(st["networks"].items())]
   out += ["", f"Over all {len([r for r in pk if r['hand_s']])} kernels with a hand-coded measurement: best found is "
           f"{st['best_vs_hand_geomean']:.2f}x faster than hand-coded (geomean).", "",
           "## Per kernel", "", "Runtimes in microseconds. spread = worst / best measured.", "",
@@ -63,4 +64,7 @@ def main(path:str, shards:bool=True):
                f"{r['worst_s']/r['best_s']:,.0f}x | {us(r['hand_s'])} | {ratio} |")
   print("\n".join(out))
 
-if __name__ == "__main__": main(sys.argv[1], "--no-shards" not in sys.argv[2:])
+if __name__ == "__main__":
+  if len(sys.argv) < 2 or sys.argv[1].startswith("-"): print("usage: python -m dataset.datasheet STORE [--no-shards]", file=sys.stderr); sys.exit(2)
+  try: main(sys.argv[1], "--no-shards" not in sys.argv[2:])
+  except (StoreError, OSError) as e: print(f"datasheet: error: {e}", file=sys.stderr); sys.exit(2)
