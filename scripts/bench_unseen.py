@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse, json, math, random, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dataset.errors import one_line  # noqa: E402
 from dataset.unseen import NETWORKS, SEED, benchmark_keys, draw, fingerprint, kernel_specs, kernels_of, shipped_keys  # noqa: E402
 
 def torch_us(spec:str, reps:int=30) -> float|None:
@@ -52,10 +53,8 @@ def torch_us(spec:str, reps:int=30) -> float|None:
 
 def run(a) -> int:
   from dataset.device import default_device, device_info
-  from dataset.kernel import opts_from_json, opts_to_json
-  from search.cli import load_model, search_kernels, DEFAULT_BUDGET
-  from search.measure import Budget
-  from bench_search import retime, warm_pools
+  from search.cli import load_model, DEFAULT_BUDGET
+  from bench_search import warm_pools
   device = a.device or default_device()
   dev_name, arch, props = device_info(device)
   model, model_path = load_model(a.model, device, dev_name, arch, False)
@@ -78,41 +77,54 @@ def run(a) -> int:
     spec = specs[oi]
     kernels = [k for k in kernels_of(spec, device) if k.key not in done]
     if not kernels or (a.cached_beam_only and any(k.key not in beam for k in kernels)): continue
-    row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand")}
-    entries = []
-    for k in kernels:
-      st = time.perf_counter()
-      (o, m), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, 0, a.workers)
-      learned_s = time.perf_counter() - st
-      m.close()
-      if (b := beam.get(k.key)) is None or a.beam_again:
-        (ob, mb), = search_kernels([k], device, "tinygrad-beam", Budget(), None, 0, a.workers, amt=2)
-        mb.close()
-        b = beam[k.key] = {"opts": opts_to_json(ob.opts), "search_s": round(ob.search_s, 3), "timed": ob.timed, "compiled": ob.compiled,
-                           "verified": ob.verified, "device": f"{dev_name} ({arch})", "date": time.strftime("%Y-%m-%d %H:%M")}
-        beam_path.write_text(json.dumps(beam, indent=1))
-      for n, opts in (("learned", o.opts), ("beam2", tuple(opts_from_json(b["opts"]))), ("hand", o.hand_opts)): row[n]["opts"].append(opts_to_json(opts))
-      entries.append({"name": k.name, "key": k.key, "op": spec, "learned_s": round(learned_s, 3), "learned_timed": o.timed,
-                      "learned_compiled": o.compiled, "beam2_s": b["search_s"], "beam2_timed": b["timed"], "beam2_compiled": b["compiled"],
-                      "beam2_searched": b["date"], "verified": o.verified, "check": o.check, "beam2_verified": b["verified"],
-                      "learned_search_us": o.time_s*1e6, "marks": m.marks, "learned_opts": opts_to_json(o.opts), "beam2_opts": b["opts"],
-                      "trajectory": o.trajectory, "phases": {"compile_wait_s": round(m.compile_s, 3), "timing_s": round(m.time_s, 3),
-                                                             "after_search_s": round(learned_s - m.marks.get("verify", learned_s), 3)}})
-      print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
-            f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)
-    retime(kernels, device, row, a.rounds, a.workers)   # side by side: kernel_us per strategy, summed; per kernel below
-    for i, (k, e) in enumerate(zip(kernels, entries)):
-      for n in ("learned", "beam2", "hand"): e[f"{n}_us"] = row[n]["per_kernel_us"][i]
-    try: t_us = torch_us(spec)
-    except Exception as ex: t_us = None; print(f"{spec}: torch failed: {ex}", flush=True)
-    for e in entries: e["torch_us"] = t_us   # the whole op in torch, on each of its kernels' rows
-    res["kernels"] += entries
-    res_path.write_text(json.dumps(res, indent=1))   # after every op: a cut-off call keeps what it measured
-    print(f"[{oi}] {spec}: learned {row['learned']['kernel_us']:.1f} us, BEAM=2 {row['beam2']['kernel_us']:.1f} us, hand "
-          f"{row['hand']['kernel_us']:.1f} us, torch {t_us if t_us is None else round(t_us, 1)} us", flush=True)
+    try: measure_op(a, oi, spec, kernels, device, scorer, beam, beam_path, res, res_path, f"{dev_name} ({arch})")
+    except Exception as ex:   # one op's crash is recorded (a resumed run tries it again) and the run goes on to the next
+      res.setdefault("crashed", []).append({"op": spec, "keys": [k.key for k in kernels], "error": one_line(ex, 300)})
+      res_path.write_text(json.dumps(res, indent=1))
+      print(f"[{oi}] {spec}: CRASHED: {one_line(ex, 300)}", flush=True)
   write_markdown(res, res_path.with_suffix(".md"))
   if not a.no_plot: plot(res, res_path.with_suffix(".png"))
   return 0
+
+def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str):
+  """One op's kernels: the learned search, BEAM=2 (or its cached pick), re-timed side by side; rows appended to res, written."""
+  from dataset.kernel import opts_from_json, opts_to_json
+  from search.cli import search_kernels, DEFAULT_BUDGET
+  from search.measure import Budget
+  from bench_search import retime
+  row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand")}
+  entries = []
+  for k in kernels:
+    st = time.perf_counter()
+    (o, m), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, 0, a.workers)
+    learned_s = time.perf_counter() - st
+    m.close()
+    if (b := beam.get(k.key)) is None or a.beam_again:
+      (ob, mb), = search_kernels([k], device, "tinygrad-beam", Budget(), None, 0, a.workers, amt=2)
+      mb.close()
+      b = beam[k.key] = {"opts": opts_to_json(ob.opts), "search_s": round(ob.search_s, 3), "timed": ob.timed, "compiled": ob.compiled,
+                         "verified": ob.verified, "device": dev, "date": time.strftime("%Y-%m-%d %H:%M")}
+      beam_path.write_text(json.dumps(beam, indent=1))
+    for n, opts in (("learned", o.opts), ("beam2", tuple(opts_from_json(b["opts"]))), ("hand", o.hand_opts)): row[n]["opts"].append(opts_to_json(opts))
+    entries.append({"name": k.name, "key": k.key, "op": spec, "learned_s": round(learned_s, 3), "learned_timed": o.timed,
+                    "learned_compiled": o.compiled, "beam2_s": b["search_s"], "beam2_timed": b["timed"], "beam2_compiled": b["compiled"],
+                    "beam2_searched": b["date"], "verified": o.verified, "check": o.check, "beam2_verified": b["verified"],
+                    "learned_search_us": o.time_s*1e6, "marks": m.marks, "learned_opts": opts_to_json(o.opts), "beam2_opts": b["opts"],
+                    "trajectory": o.trajectory, "phases": {"compile_wait_s": round(m.compile_s, 3), "timing_s": round(m.time_s, 3),
+                                                           "after_search_s": round(learned_s - m.marks.get("verify", learned_s), 3)}})
+    print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
+          f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)
+  retime(kernels, device, row, a.rounds, a.workers)   # side by side: kernel_us per strategy, summed; per kernel below
+  for i, (k, e) in enumerate(zip(kernels, entries)):
+    for n in ("learned", "beam2", "hand"): e[f"{n}_us"] = row[n]["per_kernel_us"][i]
+  try: t_us = torch_us(spec)
+  except Exception as ex: t_us = None; print(f"{spec}: torch failed: {ex}", flush=True)
+  for e in entries: e["torch_us"] = t_us   # the whole op in torch, on each of its kernels' rows
+  res["kernels"] += entries
+  res["crashed"] = [c for c in res.get("crashed", []) if c["op"] != spec]   # measured now: an earlier call's crash is history
+  res_path.write_text(json.dumps(res, indent=1))   # after every op: a cut-off call keeps what it measured
+  print(f"[{oi}] {spec}: learned {row['learned']['kernel_us']:.1f} us, BEAM=2 {row['beam2']['kernel_us']:.1f} us, hand "
+        f"{row['hand']['kernel_us']:.1f} us, torch {t_us if t_us is None else round(t_us, 1)} us", flush=True)
 
 def merge(paths:list[Path], out:Path, beam_cache:Path) -> dict:
   """Runs of one benchmark on disjoint kernels (one per GPU of a host) as one result: the same fingerprint and device kind; the
@@ -129,6 +141,7 @@ def merge(paths:list[Path], out:Path, beam_cache:Path) -> dict:
   res, seen = {**runs[0], "command": " ; ".join(r["command"] for r in runs), "kernels": [], "merged": [str(p) for p in paths]}, set()
   for r in runs:
     res["kernels"] += [e for e in r["kernels"] if e["key"] not in seen]; seen |= {e["key"] for e in r["kernels"]}
+  res["crashed"] = [c for r in runs for c in r.get("crashed", []) if not set(c["keys"]) <= seen]
   out.write_text(json.dumps(res, indent=1)); write_markdown(res, out.with_suffix(".md")); plot(res, out.with_suffix(".png"))
   return res
 
@@ -142,6 +155,7 @@ def summary(res:dict) -> dict:
           "over_1.2x": sum(r > 1.2 for r in ratios), "wall_share": sum(e["learned_s"] for e in ks)/max(1e-9, sum(e["beam2_s"] for e in ks)),
           "wall_share_geomean": geomean([e["learned_s"]/e["beam2_s"] for e in ks if e["beam2_s"] > 0]),
           "verified": sum(bool(e["verified"]) for e in res["kernels"]), "all": len(res["kernels"]),
+          "crashed": sum(len(c["keys"]) for c in res.get("crashed", [])),
           "hand_vs_beam2": geomean([e["hand_us"]/e["beam2_us"] for e in ks])}
 
 def network_entry(rep:dict, command:str) -> dict:
@@ -185,7 +199,8 @@ def write_markdown(res:dict, path:Path):
   lines = [f"# Unseen benchmark: {res['device']}, {res['date']}", "", f"`{res['command']}`", "",
            f"Model `{res['model']}`; benchmark fingerprint `{res['fingerprint']}` (split {res.get('split', SEED)}{', the frozen list' if res.get('split', SEED) == SEED else ', fresh'}); learned search with `search`'s defaults "
            f"(budget {res['budget']}, {res['workers']} compile workers). BEAM=2's search seconds: see each row's `beam2_searched`.", "",
-           f"- kernels: {s['all']}, verified {s['verified']} (the ratios are over the {s['kernels']} verified ones)",
+           f"- kernels: {s['all']}, verified {s['verified']} (the ratios are over the {s['kernels']} verified ones)"
+           + (f"; {s['crashed']} more crashed: " + "; ".join(f"{c['op']}: {c['error']}" for c in res["crashed"]) if s["crashed"] else ""),
            f"- learned / BEAM=2 kernel time: geomean {s['geomean_vs_beam2']:.3f}x, worst {s['worst_vs_beam2']:.2f}x, {s['over_1.2x']} over 1.20x",
            f"- hand-coded / BEAM=2: geomean {s['hand_vs_beam2']:.3f}x",
            f"- learned search wall / BEAM=2's: {s['wall_share']:.3f} summed, {s['wall_share_geomean']:.3f} geomean per kernel", "",

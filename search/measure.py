@@ -133,8 +133,9 @@ class Measurer:
     self.compiled -= 1
     return True
 
-  def _collect(self, o:tuple[Opt, ...]) -> Compiled:
-    f = self._ahead.pop(o)
+  def _collect(self, o:tuple[Opt, ...], f:Future) -> Compiled:
+    # the reference, computed in a wait (_idle), may have collected it already: a candidate of the batch being the reference's opts
+    if self._ahead.get(o) is f: del self._ahead[o]
     try: return f.result()
     except Exception as e:
       if isinstance(e, BrokenProcessPool) and getattr(self.pool, "_broken", False): self._new_pool()
@@ -186,7 +187,7 @@ class Measurer:
       done, pending = wait(pending, max(0.0, min(until - st, POLL_S)), FIRST_COMPLETED)
       self.compile_s += (now := time.perf_counter()) - st
       for f in done:
-        c = self._collect(futs[f])
+        c = self._collect(futs[f], f)
         self.failed += c.prg is None or c.status != "ok"
         took.append(c.compile_s)
         yield c

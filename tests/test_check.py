@@ -163,3 +163,18 @@ def test_reference_time_is_not_counted_as_a_candidates_cost():
   st = time.perf_counter(); m.measure(batch); took = time.perf_counter() - st
   assert m.bench.ref is not None and m._idle_s >= 0.5 and m._meas_s <= took - 0.45
   m.close()
+
+def test_a_batch_holding_the_references_opts_is_measured_when_the_reference_collects_it_first():
+  # the reference's compile, collected by _idle in the batch's wait, is also a candidate of that batch (on the H200 the beam
+  # proposed the reference's LOCAL config and the run crashed with a KeyError)
+  import random
+  from dataset.kernel import scheduler
+  from dataset.sampler import random_walk
+  k = _kernels("softmax:rows=16:cols=64:log=0:fp32")[0]
+  m = Measurer(k, "CPU", Budget(measurements=6), workers=2)
+  m._ahead[m.ref_opts].result()
+  base, rng = scheduler(k.ast, m.ren), random.Random(0)
+  batch = [m.ref_opts] + [o for o in dict.fromkeys(random_walk(base, rng, 3) for _ in range(8)) if o and o != m.ref_opts][:3]
+  times = m.measure(batch, cut=True)
+  assert m.bench.ref is not None and times[0] < float("inf") and m.ref_opts in m.times
+  m.close()

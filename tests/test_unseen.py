@@ -76,3 +76,23 @@ def test_a_fresh_split_is_new_and_held_out():
   assert not set(a) & set(bench_unseen.SPECS) and not {parse_variant(s).name for s in a} & {v.name for v in CORPUS}
   keys = bench_unseen.benchmark_keys("CPU", a[:8])
   assert keys and not set(keys) & bench_unseen.shipped_keys()
+
+def test_an_op_that_crashes_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
+  # a long benchmark run never dies on one op: the crash is written down (a resumed run tries it again) and the next op is measured
+  import importlib.util, json, sys
+  import search.cli
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  real, calls = search.cli.search_kernels, []
+  def flaky(*a, **kw):
+    calls.append(a[0][0].name)
+    if len(calls) == 1: raise KeyError("a search bug")
+    return real(*a, **kw)
+  monkeypatch.setattr(search.cli, "search_kernels", flaky)
+  ops = [i for i, s in enumerate(bench_unseen.draw(1)) if s.startswith(("rmsnorm:rows=98:", "gelu_bias:rows=98:"))]
+  for i in ops:
+    assert mod.main(["--split", "1", "--range", f"{i}:{i+1}", "--device", "CPU", "--workers", "2", "--out", str(tmp_path), "--rounds", "1",
+                     "--beam-cache", str(tmp_path / "b.json"), "--no-plot", "--resume"]) == 0
+  res = json.loads((tmp_path / "unseen_s1.json").read_text())
+  assert [c["error"] for c in res["crashed"]] == ["KeyError: 'a search bug'"] and res["kernels"] and all(e["verified"] for e in res["kernels"])
+  assert f"; {len(res['crashed'][0]['keys'])} more crashed: rmsnorm" in (tmp_path / "unseen_s1.md").read_text()
