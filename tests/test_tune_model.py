@@ -158,6 +158,12 @@ def test_schedule_gives_the_round_expected_to_save_most():
   sizes = []
   schedule([1, 1], [100.0, 100.0], better, total=40, first=3, step=3, slots=12, ahead=lambda o, n: sizes.append(n))
   assert set(sizes[2:]) == {6}                    # two kernels worth rounds: 6 each
+  # a round that times one fewer than asked (a straggler, timed next round) does not stop a kernel that keeps improving; one that
+  # times nothing does
+  short = lambda i, b: (b - 1, 100.0*0.8**(min(b, 15)/3), False)   # better each round up to 15 candidates
+  assert schedule([1], [100.0], short, total=None, first=3, step=3)[0] >= 15
+  calls = []
+  assert schedule([1], [100.0], lambda i, b: calls.append(b) or (3, 50.0, False), total=None, first=3, step=3) == [6] and calls == [3, 6]
   # no budget left after the first round, or nothing left to search: it stops
   assert schedule([1], [5.0], lambda i, b: (b, 1.0, False), total=2, first=3) == [2]
   assert schedule([1], [float("inf")], lambda i, b: (b, 1.0, False), total=10) == [0]
