@@ -95,7 +95,7 @@ class Tuner:
     from search.beam import Beam, prepare_all
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, schedule
+    from search.task_scheduler import MIN_PER_KERNEL, schedule, work_of
     workers = self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
     strat, ctxs, st = Beam(adaptive=False), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -157,7 +157,8 @@ class Tuner:
       end = None if seconds is None else time.perf_counter() + seconds
       alloc = dict(zip(live, schedule([todo[i][0]["runs"] for i in live], [todo[i][0]["default_us"] for i in live], search, total,
                                       None if end is None else lambda i: end - time.perf_counter(),
-                                      [first.get(i) or MIN_PER_KERNEL for i in live], ahead, slots=workers, rest=rest))) if live else {}
+                                      [first.get(i) or MIN_PER_KERNEL for i in live], ahead, slots=workers, rest=rest,
+                                      work=[work_of(ctxs[i].base) for i in live]))) if live else {}
       bar.close()
       best = {i: min(ctxs[i].measurer.best*1e6, todo[i][0]["default_us"]) for i in live}
       now_us = rest + sum(todo[i][0]["runs"]*best[i] for i in live)

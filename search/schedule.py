@@ -38,7 +38,7 @@ from search.beam import prepare_all
 from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, schedule
+from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, schedule, work_of
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -152,7 +152,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
         with contextlib.suppress(Exception): strat.ahead(ctxs[i])
         rows[i]["search_s"] += time.perf_counter() - st   # its tuning time: tune_s still sums to the wall time
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, left if time_budget else None,
-                   [first.get(i, MIN_PER_KERNEL) for i in todo], ahead, slots=workers, next_gain=next_gain)
+                   [first.get(i, MIN_PER_KERNEL) for i in todo], ahead, slots=workers, next_gain=next_gain,
+                   work=[work_of(ctxs[i].base) for i in todo])
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
   sib = sibling_picks(ctxs, final := [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])
   spare = end - time.perf_counter() - checks(final)

@@ -19,10 +19,23 @@ PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (bea
 # rounds took ~40% of that model's tuning time.
 FIRST_GAIN, NEXT_GAIN = 0.5, 0.015
 STOP_GAIN = 0.003         # a round must be expected to save this share of the model's current time
+# Ansor's forward look: a kernel running at a fraction of the throughput its model's similar kernels reach (work per second: FLOPs
+# of tensor-core-shaped reductions, bytes of the rest) has room that a second round's 1.5% does not see. A Llama block's fused
+# gate/up GEMM stopped at 1.6x BEAM=2's time, 13 TFLOP/s beside the block's down projection at 50. ROOM_GAIN of that room is
+# expected of its next round, halved by each round that finds nothing, so a kernel that cannot close the gap falls back.
+ROOM_GAIN = 0.1
+
+def work_of(base) -> tuple[str, float]:
+  """A kernel's class and work for schedule()'s forward look: a tensor-core-shaped reduction of high arithmetic intensity is
+  compute work (its FLOPs, by dtype), the rest memory work (its bytes)."""
+  from models.features import kernel_stats
+  k = kernel_stats(base)
+  return (f"tc{k.itemsize_max}", k.flops) if k.tc_eligible and k.flops >= 16*k.bytes else ("mem", k.bytes)
 
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
              left:Callable[[int], float]|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
-             step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0) -> list[int]:
+             step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0,
+             work:list[tuple[str, float]]|None=None) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
@@ -35,12 +48,19 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   search(i, budget) searches kernel i on to `budget` timed candidates in all and returns (timed so far, best time, stopped).
   left(i), with a time budget, is the seconds kernel i's next round may take: no round starts unless the last one's duration fits.
   ahead(order, size), if given, is told the AHEAD kernels it will search next, in order, and the size of their next rounds,
-  before each round: their next rounds can compile while this one is timed. Returns the budget each kernel was given."""
+  before each round: their next rounds can compile while this one is timed. work, if given: per kernel, its class and its work
+  (e.g. ("tc", FLOPs) or ("mem", bytes)); after its first round a kernel is also expected to gain ROOM_GAIN x its room (1 - its
+  throughput over the best of its class), halved per fruitless round. Returns the budget each kernel was given."""
   n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
   alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
   stopped = [not (t < math.inf) for t in times]
-  saves = lambda i: runs[i]*best[i]*gain[i]
+  fruitless = [0]*n
+  def room(i:int) -> float:   # 1 - kernel i's throughput over the best of its class (work per unit of time)
+    if work is None or work[i][1] <= 0: return 0.0
+    top = max(work[j][1]/best[j] for j in range(n) if work[j][0] == work[i][0] and 0 < best[j] < math.inf)
+    return max(0.0, 1.0 - work[i][1]/best[i]/top)
+  saves = lambda i: runs[i]*best[i]*(gain[i] if rounds[i] == 0 else max(gain[i], ROOM_GAIN*room(i)*0.5**fruitless[i]))
   while total is None or sum(used) < total:
     if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -saves(i))): break
     i, model_time = cand[0], rest + sum(r*b for r, b in zip(runs, best) if b < math.inf)
@@ -55,6 +75,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     used[i], t, stopped[i] = search(i, alloc[i])
     last = time.perf_counter() - st   # the round with its ahead(): what the next must fit in
     best[i] = min(best[i], t)
+    fruitless[i] = 0 if best[i] < before else fruitless[i] + 1
     gain[i] = next_gain if rounds[i] == 1 else ((before - best[i])/before + gain[i])/2
     # a round that timed nothing has nothing left to try; one that timed less than asked has not stopped (a straggling compile is
     # timed next round: the 58%-share kernel of a Llama block was dropped after 13 of 14, at 1.6x BEAM=2's time)

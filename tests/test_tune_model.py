@@ -164,6 +164,14 @@ def test_schedule_gives_the_round_expected_to_save_most():
   assert schedule([1], [100.0], short, total=None, first=3, step=3)[0] >= 15
   calls = []
   assert schedule([1], [100.0], lambda i, b: calls.append(b) or (3, 50.0, False), total=None, first=3, step=3) == [6] and calls == [3, 6]
+  # the forward look: a kernel at a quarter of the throughput of its class's best keeps getting rounds that find nothing, each
+  # expected to save half the last's, where the backward rule alone gives it one; without a class to compare with, the rule alone
+  stuck = lambda i, b: (b, [1000.0, 100.0][i], False)   # kernel 0: 4 GFLOP at 1000 us; kernel 1: 1 GFLOP at 100 us, twice the work rate
+  work = [("tc2", 4e9), ("tc2", 1e9)]
+  alone = schedule([1, 1], [2000.0, 200.0], stuck, total=None, first=3, step=3)
+  ahead_ = schedule([1, 1], [2000.0, 200.0], stuck, total=None, first=3, step=3, work=work)
+  assert ahead_[0] > alone[0] and ahead_[1] == alone[1] and ahead_[0] < 60   # it falls back: halved per fruitless round
+  assert schedule([1, 1], [2000.0, 200.0], stuck, total=None, first=3, step=3, work=[("tc2", 4e9), ("mem", 1e9)]) == alone
   # no budget left after the first round, or nothing left to search: it stops
   assert schedule([1], [5.0], lambda i, b: (b, 1.0, False), total=2, first=3) == [2]
   assert schedule([1], [float("inf")], lambda i, b: (b, 1.0, False), total=10) == [0]
