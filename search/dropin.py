@@ -95,9 +95,9 @@ class Tuner:
     from search.beam import Beam, prepare_all
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, schedule, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, schedule, work_of
     workers = self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
-    strat, ctxs, st = Beam(adaptive=False), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
+    strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
     say(f"{len(todo)} new kernel(s) on {device}: timing their defaults")
     self._busy = True

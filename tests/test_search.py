@@ -449,3 +449,20 @@ def test_a_round_expands_the_next_fastest_when_the_fastest_have_no_children():
   # the fastest had none: the next fastest are expanded (each once) until some have children
   assert len(asked) >= 2 and len({tuple(p) for ps in asked for p in ps}) == len(asked) and ctx.state["batch"]
   m.close()
+
+def test_a_scheduled_beam_goes_on_after_a_round_without_a_faster_time():
+  # under tune-model's scheduler (search.task_scheduler.SCHEDULED) the scheduler ends a kernel's rounds, not the beam's patience:
+  # a Llama block's 58%-share GEMM stopped after one fruitless round at 1.6x BEAM=2's time
+  import math
+  from search.beam import Beam
+  from search.schedule import strategy_params
+  k = _kernel("gemm:m=64:k=64:n=64:fp32")
+  for params, stops in ((strategy_params("beam", None), False), ({"adaptive": False}, True)):
+    m = Measurer(k, "CPU", Budget(measurements=60))
+    flat = lambda opts, cut=False: [m.times.setdefault(o, 1e-3) for o in opts]   # every config as fast as the first: nothing improves
+    m.measure = flat
+    ctx, b = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0)), Beam(**params)
+    ctx.round_size = 4
+    for _ in range(3): b.step(ctx)
+    assert ctx.state["stopped"] is stops and (stops or ctx.state["rounds"] == 3) and not math.isnan(ctx.state["best"])
+    m.close()
