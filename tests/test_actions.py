@@ -69,3 +69,16 @@ def test_a_padded_axis_is_not_unrolled_after():
   assert replay(base, (pad,)) is not None and replay(base, (Opt(OptOps.UNROLL, 0, 0),)) is not None
   assert replay(base, (pad, Opt(OptOps.UNROLL, 0, 0))) is None
   assert replay(base, (pad, Opt(OptOps.UPCAST, 0, 4))) is not None   # another axis: still a child
+
+def test_a_padded_reduce_is_not_grouped_in_either_order():
+  """The GPU fuzzer's 4 distinct failures (results/fuzz.md, H100): a reduce axis padded and grouped computes wrong or leaves outputs
+  unwritten. On the sm_90 renderer (offline), none of them replays, and their group-free parts (the padding kept) still do."""
+  from dataset.kernel import opts_from_json
+  ren = renderer_for("CUDA", "sm_90", compiler=False)
+  for spec, i, opts in [("rmsnorm:cols=100:rows=64:fp32", 0, [["LOCAL", 0, 8], ["GROUP", 0, 0], ["PADTO", 2, 32]]),
+                        ("layernorm:cols=100:rows=3:fp16", 1, [["UNROLL", 0, 4], ["PADTO", 1, 16], ["GROUPTOP", 0, 32]]),
+                        ("layernorm:cols=100:rows=256:fp16", 1, [["LOCAL", 0, 2], ["PADTO", 2, 16], ["GROUP", 0, 4], ["GROUP", 0, 0]])]:
+    base = scheduler(kernel_asts(*parse_variant(spec).build("CUDA"))[i], ren)
+    o = opts_from_json(opts)
+    assert replay(base, o) is None, spec
+    assert replay(base, [x for x in o if x.op not in (OptOps.GROUP, OptOps.GROUPTOP)]) is not None
