@@ -12,4 +12,17 @@ N=$(echo $GPUS | tr , '\n' | wc -l)
 W=$(( $(nproc) / $(nvidia-smi -L | wc -l) - 1 ))
 # run rather than sourced, with a command: that command in this environment, on the first of GPUS, e.g. the fuzzer as a host job:
 #   bash scripts/gpu_host.sh python3 -m search.fuzz --device CUDA --seconds 120 --workers 15 --out $OUT/fuzz.md
-if [ "${BASH_SOURCE[0]}" = "$0" ] && [ $# -gt 0 ]; then CUDA_VISIBLE_DEVICES=${GPUS%%,*} exec "$@"; fi
+# ALL=1: on all of GPUS at once (the command shares them out itself), e.g. the search suite, one op per GPU at a time:
+#   ALL=1 bash scripts/gpu_host.sh python3 scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --device CUDA --gpus 2 \
+#     --workers 15 --ops OPS --no-plot --out $OUT --verbose   (then, here: python scripts/bench_search.py --replot results/search_bench.json)
+# EACH=1: once per GPU of GPUS, side by side, with I (0..N-1) and N exported, e.g. dataset.retime's selection in N shards (resumable:
+# carry earlier retimed.I.json back in RESUME and copy them to $OUT first; then, here, python -m dataset.retime apply STORE retimed.*.json):
+#   EACH=1 bash scripts/gpu_host.sh bash -c 'python3 -m dataset.retime run SELECTION --device CUDA --workers $W --time-budget 480 \
+#     --shard $I/$N --out $OUT/retimed.$I.json > $OUT/retime.$I.log 2>&1'
+if [ "${BASH_SOURCE[0]}" = "$0" ] && [ $# -gt 0 ]; then
+  [ -n "${ALL:-}" ] && CUDA_VISIBLE_DEVICES=$GPUS exec "$@"
+  [ -z "${EACH:-}" ] && CUDA_VISIBLE_DEVICES=${GPUS%%,*} exec "$@"
+  export I N W OUT; I=0
+  for g in ${GPUS//,/ }; do CUDA_VISIBLE_DEVICES=$g "$@" & I=$((I+1)); done
+  wait
+fi

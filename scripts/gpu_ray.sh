@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One GPU-host call (device tool; wheels: ../shared/gpu-host/wheels.sh, ray-wheel.sh, then scripts/ray_wheel_small.py; below): the
+# One GPU-host call (device tool; wheels: ../shared/gpu-host/wheels.sh, ray-wheel.sh, then --shrink; below): the
 # throughput per GPU of generate-dataset's Ray path against its local path, and the new rows for the store. Each run measures for
 # SECONDS (--time-budget) on its own third of the store's kernels (disjoint, every family dealt evenly), resuming a copy of the store:
 #   local_1: the local path on one GPU; ray_1: --ray with one worker on one GPU; ray_N: --ray with a worker on each of the N GPUs.
@@ -12,12 +12,41 @@
 #   usage: bash scripts/gpu_ray.sh [SECONDS=180] [SAMPLES_PER_KERNEL=200] [GENERATE_ARGS...]
 # STORE (.gz or .xz read too) is the store the runs resume; by default dataset/data/cuda.sqlite as readers load it, with its shards
 # (python -m dataset.shard loaded), so that no run measures again what a shard holds. The carried tree is capped at 64
-# MiB: Ray's wheel shrunk (scripts/ray_wheel_small.py), only the wheels this job needs in a folder of their own (WHEELS), the store xz'd:
+# MiB: Ray's wheel shrunk (--shrink, below), only the wheels this job needs in a folder of their own (WHEELS), the store xz'd:
 #   mkdir -p out/whl_ray && cp .whl/tinygrad-* .whl/ray-* .whl/jsonschema* .whl/referencing-* .whl/rpds_py-* out/whl_ray/
 #   xz -T2 < $(python -m dataset.shard loaded dataset/data/cuda.sqlite) > out/seed.sqlite.xz   # then carry out/whl_ray and out/seed.sqlite.xz:
 #   WHEELS=out/whl_ray STORE=out/seed.sqlite.xz bash scripts/gpu_ray.sh 180 200
 # DEVICE=CPU KERNELS=small (and an nvidia-smi that lists GPUs) make it a smoke run on a machine without one.
 set -u
+# bash scripts/gpu_ray.sh --shrink .whl/ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl (here, rewritten in place): the trimmed Ray
+# wheel made small enough to carry: its ELF binaries stripped of their symbols (Ray runs the same without them), the dashboard's
+# source maps dropped, every member LZMA-compressed (pip reads any zip method Python's zipfile reads). Ray 2.60.0: 42 MB -> 25 MB.
+if [ "${1:-}" = --shrink ]; then shift; exec python3 - "$@" <<'PY'
+import base64, hashlib, os, subprocess, sys, tempfile, zipfile
+
+def small(path:str):
+  tmp = path + ".tmp"
+  with zipfile.ZipFile(path) as zi, zipfile.ZipFile(tmp, "w", zipfile.ZIP_LZMA) as zo:
+    rec_name = next(n for n in zi.namelist() if n.endswith(".dist-info/RECORD"))
+    rows = []
+    for i in zi.infolist():
+      if i.filename == rec_name or i.filename.endswith(".js.map"): continue
+      b = zi.read(i)
+      if b[:4] == b"\x7fELF":   # strip a copy: the symbols are most of a binary's size, and nothing at run time reads them
+        with tempfile.NamedTemporaryFile(delete=False) as f: f.write(b)
+        subprocess.run(["strip", "--strip-unneeded", f.name], check=True)
+        b = open(f.name, "rb").read(); os.unlink(f.name)
+      info = zipfile.ZipInfo(i.filename, i.date_time)
+      info.external_attr, info.compress_type = i.external_attr, zipfile.ZIP_LZMA   # keeps the executables' mode bits
+      zo.writestr(info, b)
+      rows.append(f"{i.filename},sha256={base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode()},{len(b)}")
+    zo.writestr(rec_name, "\n".join(rows + [f"{rec_name},,"]) + "\n")
+  os.replace(tmp, path)
+  print(f"{path}: {os.path.getsize(path)/1e6:.1f} MB")
+
+for p in sys.argv[1:]: small(p)
+PY
+fi
 S=${1:-180}; SPK=${2:-200}; shift $(( $# < 2 ? $# : 2 ))
 mkdir -p "$OUT"; T=/tmp/gpu_ray; rm -rf $T; mkdir -p $T
 job() {
