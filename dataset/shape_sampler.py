@@ -62,6 +62,10 @@ def rmsnorm(r:random.Random) -> dict: return _rows_cols(r)
 def gelu_bias(r:random.Random) -> dict: return dict(rows=_tokens(r, 8192), cols=r.choice((1024, 2048, 3072, 4096, 5120, 1152, 2560)))
 def swiglu(r:random.Random) -> dict: return dict(rows=_tokens(r, 8192), cols=r.choice((1408, 2816, 5632, 8192, 13824)))
 
+def gated_mlp(r:random.Random) -> dict:
+  # no 5632-wide hidden layer: the unseen benchmark's LLaMA block (TinyLlama's sizes) has it
+  return dict(rows=_tokens(r, 8192), dim=r.choice((512, 768, 1024, 2048, 2560, 4096)), hidden=r.choice((1408, 2048, 2816, 3072, 4096, 8192, 11008)))
+
 def reduce(r:random.Random) -> dict:
   a, b, c = r.choice(BATCH), r.choice(SEQS + MAPS), _ch(r, 16, 4096)
   return dict(a=a, b=b, c=c, axis=r.choice((1, 2)), op=r.choice(("sum", "mean", "max")))
@@ -83,7 +87,7 @@ SAMPLERS = {"conv2d": (conv2d, 10, "conv2d"), "conv2d_bias_relu": (conv2d_bias_r
             "layernorm": (layernorm, 2, "layernorm"), "rmsnorm": (rmsnorm, 1, "rmsnorm"), "gelu_bias": (gelu_bias, 1, "gelu_bias"),
             "swiglu": (swiglu, 1, "swiglu"), "reduce": (reduce, 2, "reduce"), "maxpool": (maxpool, 1, "maxpool"),
             "conv2d_backward": (conv2d_backward, 2, "backward"), "softmax_backward": (softmax_backward, 1, "backward"),
-            "layernorm_backward": (layernorm_backward, 1, "backward")}
+            "layernorm_backward": (layernorm_backward, 1, "backward"), "gated_mlp": (gated_mlp, 1, "gated_mlp")}
 
 MAX_FLOPS, MAX_ELEMENTS = 2e11, 2**26   # a draw above either is drawn again: each kernel times in milliseconds on a GPU
 
@@ -95,6 +99,7 @@ def cost(w:str, p:dict) -> tuple[float, int]:
     return fl, max(p["n"]*p["c"]*p["h"]**2, p["n"]*p["k"]*o*o)
   if w == "conv1d": return 2*p["n"]*p["k"]*p["c"]*p["ks"]*p["l"]//p["stride"], max(p["n"]*p["c"]*p["l"], p["n"]*p["k"]*p["l"])
   if w == "gemm": return 2*p["m"]*p["k"]*p["n"], max(p["m"]*p["k"], p["k"]*p["n"], p["m"]*p["n"])
+  if w == "gated_mlp": return 4*p["rows"]*p["dim"]*p["hidden"], max(p["rows"]*p["dim"], p["dim"]*p["hidden"], p["rows"]*p["hidden"])
   if w == "bmm": return 2*p["b"]*p["m"]*p["k"]*p["n"], p["b"]*max(p["m"]*p["k"], p["k"]*p["n"], p["m"]*p["n"])
   if w == "attention": return 4*p["b"]*p["heads"]*p["seq"]**2*p["dim"], p["b"]*p["heads"]*p["seq"]**2
   els = p["rows"]*p["cols"] if "rows" in p else p["a"]*p["b"]*p["c"] if w == "reduce" else p["n"]*p["c"]*p["h"]**2

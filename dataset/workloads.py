@@ -80,8 +80,14 @@ def swiglu(rows=4096, cols=11008, dtype="fp16", device=None):
   """A gated MLP's elementwise core: silu(gate) * up."""
   return [_e(rows, cols, dtype=dtype, device=device).silu() * _e(rows, cols, dtype=dtype, device=device)]
 
+def gated_mlp(rows=1024, dim=1024, hidden=2816, dtype="fp16", device=None):
+  """A gated MLP's first half, which tinygrad fuses into one kernel of two reductions: silu(x @ W_gate) * (x @ W_up) (T5 v1.1, PaLM,
+  most decoder LLMs). The elementwise core alone is swiglu."""
+  x = _e(rows, dim, dtype=dtype, device=device)
+  return [(x @ _e(dim, hidden, dtype=dtype, device=device)).silu() * (x @ _e(dim, hidden, dtype=dtype, device=device))]
+
 def maxpool(n=8, c=64, h=112, w=112, ks=3, stride=2, padding=1, dtype="fp16", device=None):
   return [_e(n, c, h, w, dtype=dtype, device=device).max_pool2d(kernel_size=ks, stride=stride, padding=padding)]
 
 BUILDERS = {f.__name__: f for f in [conv2d, conv2d_bias_relu, conv2d_backward, bmm, gemm, softmax, softmax_backward, layernorm,
-                                    layernorm_backward, attention, maxpool, conv1d, rmsnorm, reduce, gelu_bias, swiglu]}
+                                    layernorm_backward, attention, maxpool, conv1d, rmsnorm, reduce, gelu_bias, swiglu, gated_mlp]}
