@@ -110,7 +110,7 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
                     "learned_compiled": o.compiled, "beam2_s": b["search_s"], "beam2_timed": b["timed"], "beam2_compiled": b["compiled"],
                     "beam2_searched": b["date"], "verified": o.verified, "check": o.check, "beam2_verified": b["verified"],
                     "learned_search_us": o.time_s*1e6, "marks": m.marks, "learned_opts": opts_to_json(o.opts), "beam2_opts": b["opts"],
-                    "trajectory": o.trajectory, "phases": {"compile_wait_s": round(m.compile_s, 3), "timing_s": round(m.time_s, 3),
+                    "trajectory": o.trajectory, "phases": {"compile_wait_s": round(m.compile_s, 3), "timing_s": round(m.time_s, 3), "reference_s": round(m.reference_s, 3),
                                                            "after_search_s": round(learned_s - m.marks.get("verify", learned_s), 3)}})
     print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
           f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)

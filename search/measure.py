@@ -89,7 +89,7 @@ class Measurer:
     # and a candidate (wall seconds in measure per timed candidate)
     self._gap_s = self._meas_s = 0.0
     self._ended: float|None = None   # elapsed at the end of the last measure call
-    self._idled, self._idle_s = False, 0.0   # _idle() has run, and its seconds (not a candidate's cost)
+    self._idled, self._idle_s, self.reference_s = False, 0.0, 0.0   # _idle() has run, and its seconds (not a candidate's cost)
     # what every answer needs (strategies.finish): the correctness reference (the unoptimized kernel, its threads grouped into
     # blocks on a GPU: sampler.reference_opts) and tinygrad's hand-coded config; both compile in the background from the start
     base = scheduler(self.kernel.ast, self.ren)
@@ -256,11 +256,13 @@ class Measurer:
     """The correctness reference's outputs computed (the unoptimized kernel's, and a low-precision kernel's float32 build's), or
     why it cannot be."""
     if self.bench.ref is not None: return None
+    st = time.perf_counter()
     ref = self._compile([self.ref_opts])[0]
     # the plain unoptimized kernel, then; a hung compile is tried once more here (its pool was replaced)
     if ref.prg is None and (self.ref_opts or ref.status == "timeout"): ref = self._compile([()])[0]
     if ref.prg is None: return f"the unoptimized kernel, the reference, does not compile: {ref.error}"
     self.bench.set_reference(ref.prg, self._exact_reference())
+    self.reference_s = time.perf_counter() - st   # its compiles' waits, its runs and reading its outputs back: reported as a phase
     return None
 
   def _idle(self):

@@ -181,6 +181,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     o = finish(c, strategy, r["search_s"])
     m.close()
     r["phases"]["verify_s"] = time.perf_counter() - st
+    r["phases"]["reference_s"] = m.reference_s   # within the phases above (a wait on compiles, or the final check)
     # what each round bought: (timed so far, seconds since its measurer started, best us so far) per timed candidate
     r["rounds"], r["trajectory"] = c.state.get("rounds"), [(n, s, round(b*1e6, 3)) for n, s, b in m.trajectory]
     r["tune_s"] += r["search_s"] + time.perf_counter() - st   # measuring its default, searching, and the final check

@@ -145,6 +145,7 @@ def test_reference_is_computed_while_a_batch_compiles():
   assert m.bench.ref is None and batch
   m.measure(batch)
   assert m.bench.ref is not None and m.bench.exact is not None   # fp16: checked against its float32 build too
+  assert 0 < m.reference_s <= m.elapsed   # reported as a phase (bench_unseen, tune-model rows)
   assert m.verify(m.hand) is None
   m.close()
 
