@@ -92,13 +92,20 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
   from search.cli import search_kernels, DEFAULT_BUDGET
   from search.measure import Budget
   from bench_search import retime
-  row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand")}
+  # "learned" is the first run; with --repeats, learned_rI are further runs of the same search (seed I), re-timed beside it: the
+  # spread between search runs, not only between timings
+  extra = [f"learned_r{r}" for r in range(1, a.repeats)]
+  row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand", *extra)}
   entries = []
   for k in kernels:
-    st = time.perf_counter()
-    (o, m), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, 0, a.workers)
-    learned_s = time.perf_counter() - st
-    m.close()
+    reps = []
+    for r in range(a.repeats):
+      st = time.perf_counter()
+      (o_r, m_r), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, r, a.workers)
+      reps.append((o_r, m_r, time.perf_counter() - st))
+      m_r.close()
+      if r: row[extra[r - 1]]["opts"].append(opts_to_json(o_r.opts))
+    (o, m, learned_s) = reps[0]
     if (b := beam.get(k.key)) is None or a.beam_again:
       (ob, mb), = search_kernels([k], device, "tinygrad-beam", Budget(), None, 0, a.workers, amt=2)
       mb.close()
@@ -111,12 +118,15 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
                     "beam2_searched": b["date"], "verified": o.verified, "check": o.check, "beam2_verified": b["verified"],
                     "learned_search_us": o.time_s*1e6, "marks": m.marks, "learned_opts": opts_to_json(o.opts), "beam2_opts": b["opts"],
                     "trajectory": o.trajectory, "phases": {"compile_wait_s": round(m.compile_s, 3), "timing_s": round(m.time_s, 3), "reference_s": round(m.reference_s, 3),
-                                                           "after_search_s": round(learned_s - m.marks.get("verify", learned_s), 3)}})
+                                                           "after_search_s": round(learned_s - m.marks.get("verify", learned_s), 3)},
+                    "repeats": [{"s": round(t, 3), "timed": x.timed, "verified": x.verified} for x, _, t in reps]})
     print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
           f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)
   retime(kernels, device, row, a.rounds, a.workers)   # side by side: kernel_us per strategy, summed; per kernel below
   for i, (k, e) in enumerate(zip(kernels, entries)):
     for n in ("learned", "beam2", "hand"): e[f"{n}_us"] = row[n]["per_kernel_us"][i]
+    for r, n in enumerate(extra, 1): e["repeats"][r]["us"] = row[n]["per_kernel_us"][i]
+    if extra: e["repeats"][0]["us"] = e["learned_us"]
   try: t_us = torch_us(spec)
   except Exception as ex: t_us = None; print(f"{spec}: torch failed: {ex}", flush=True)
   for e in entries: e["torch_us"] = t_us   # the whole op in torch, on each of its kernels' rows
@@ -159,7 +169,14 @@ def summary(res:dict) -> dict:
           "wall_share_geomean": geomean([e["learned_s"]/e["beam2_s"] for e in ks if e["beam2_s"] > 0]),
           "verified": sum(bool(e["verified"]) for e in res["kernels"]), "all": len(res["kernels"]),
           "crashed": sum(len(c["keys"]) for c in res.get("crashed", [])),
-          "hand_vs_beam2": geomean([e["hand_us"]/e["beam2_us"] for e in ks])}
+          "hand_vs_beam2": geomean([e["hand_us"]/e["beam2_us"] for e in ks]),
+          "repeats": _repeats(ks)}
+
+def _repeats(ks:list[dict]) -> list[float]:
+  """The learned / BEAM=2 geomean of each run of the learned search (--repeats), where every kernel has every run verified."""
+  n = min((len(e.get("repeats", [])) for e in ks), default=0)
+  if n < 2 or not all(x.get("us") and x["verified"] for e in ks for x in e["repeats"][:n]): return []
+  return [geomean([e["repeats"][r]["us"]/e["beam2_us"] for e in ks]) for r in range(n)]
 
 def network_entry(rep:dict, command:str) -> dict:
   """A bench_models.py report (one model of its models.json) as an unseen.json network entry; its own device, date and command:
@@ -206,6 +223,8 @@ def write_markdown(res:dict, path:Path):
            + (f"; {s['crashed']} more crashed: " + "; ".join(f"{c['op']}: {c['error']}" for c in res["crashed"]) if s["crashed"] else ""),
            f"- learned / BEAM=2 kernel time: geomean {s['geomean_vs_beam2']:.3f}x, worst {s['worst_vs_beam2']:.2f}x, {s['over_1.2x']} over 1.20x",
            f"- hand-coded / BEAM=2: geomean {s['hand_vs_beam2']:.3f}x",
+           *([f"- {len(s['repeats'])} runs of the learned search (seeds 0..{len(s['repeats']) - 1}), geomean per run: "
+              + ", ".join(f"{g:.3f}x" for g in s["repeats"]) + f" (spread {max(s['repeats']) - min(s['repeats']):.3f})"] if len(s["repeats"]) > 1 else []),
            f"- learned search wall / BEAM=2's: {s['wall_share']:.3f} summed, {s['wall_share_geomean']:.3f} geomean per kernel"]
   if len(devs := list(dict.fromkeys(e["device"] for e in res["kernels"] if e.get("device")))) > 1:   # a run per device kind: each apart
     for d in devs:
@@ -259,6 +278,8 @@ def main(argv=None) -> int:
   ap.add_argument("--shuffle", type=int, default=None, metavar="SEED", help="measure the configurations in a random order")
   ap.add_argument("--resume", action="store_true", help="keep OUT/unseen.json's kernels and measure the rest")
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")
+  ap.add_argument("--repeats", type=int, default=1, help="runs of the learned search per kernel (seeds 0..R-1), all re-timed side by "
+                  "side: the report gives the spread of the geomean between runs")
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (plot later with --replot)")
   ap.add_argument("--replot", metavar="JSON", help="rewrite the markdown of an existing unseen.json and exit")
   ap.add_argument("--networks", nargs=2, metavar=("MODELS_JSON", "COMMAND"), help="merge a host call's bench_models.py models.json "

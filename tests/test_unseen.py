@@ -77,7 +77,7 @@ def test_a_fresh_split_is_new_and_held_out():
   keys = bench_unseen.benchmark_keys("CPU", a[:8])
   assert keys and not set(keys) & bench_unseen.shipped_keys()
 
-def test_an_op_that_crashes_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
+def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the_spread(tmp_path, monkeypatch):
   # a long benchmark run never dies on one op: the crash is written down (a resumed run tries it again) and the next op is measured
   import importlib.util, json, sys
   import search.cli
@@ -92,7 +92,11 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on(tmp_path, monkeypatc
   ops = [i for i, s in enumerate(bench_unseen.draw(1)) if s.startswith(("rmsnorm:rows=98:", "gelu_bias:rows=98:"))]
   for i in ops:
     assert mod.main(["--split", "1", "--range", f"{i}:{i+1}", "--device", "CPU", "--workers", "2", "--out", str(tmp_path), "--rounds", "1",
-                     "--beam-cache", str(tmp_path / "b.json"), "--no-plot", "--resume"]) == 0
+                     "--beam-cache", str(tmp_path / "b.json"), "--no-plot", "--resume", "--repeats", "2"]) == 0
   res = json.loads((tmp_path / "unseen_s1.json").read_text())
   assert [c["error"] for c in res["crashed"]] == ["KeyError: 'a search bug'"] and res["kernels"] and all(e["verified"] for e in res["kernels"])
   assert f"; {len(res['crashed'][0]['keys'])} more crashed: rmsnorm" in (tmp_path / "unseen_s1.md").read_text()
+  # --repeats 2: each kernel searched twice (seeds 0, 1), both picks re-timed beside BEAM=2's, the spread in the report
+  assert all(len(e["repeats"]) == 2 and all(x["us"] > 0 and x["verified"] for x in e["repeats"]) for e in res["kernels"])
+  assert all(e["repeats"][0]["us"] == e["learned_us"] for e in res["kernels"])
+  assert "2 runs of the learned search (seeds 0..1), geomean per run: " in (tmp_path / "unseen_s1.md").read_text()
