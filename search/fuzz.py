@@ -47,6 +47,7 @@ SHAPES: dict[str, Callable[[random.Random], dict]] = {
                            op=r.choice(["sum", "mean", "max"])),
   "gelu_bias": lambda r: dict(rows=r.choice([4, 64, 128]), cols=r.choice([32, 100, 256])),
   "swiglu": lambda r: dict(rows=r.choice([4, 64, 128]), cols=r.choice([32, 100, 256])),
+  "gated_mlp": lambda r: dict(rows=r.choice([4, 33, 64]), dim=r.choice([16, 32, 48]), hidden=r.choice([16, 33, 64])),
 }
 assert set(SHAPES) == set(BUILDERS), "every workload has its fuzz shapes"
 DTYPES = ("fp32", "fp16")
