@@ -68,6 +68,8 @@ def run(a) -> int:
              workers=a.workers)
   res.setdefault("kernels", []); res.setdefault("networks", [])
   done = {e["key"] for e in res["kernels"]}
+  # a fresh split measures only kernels no earlier split evaluated (two splits share common kernels: split 2 holds 8 of split 1's)
+  seen = evaluated_keys([Path(__file__).resolve().parent.parent / "results", out], res_path) if a.split is not None else set()
   beam = json.loads(beam_path.read_text()) if beam_path.is_file() else {}
   warm_pools(device, a.workers, scorer)
   lo, hi = (int(x) for x in a.range.split(":")) if a.range else (0, len(specs))
@@ -75,7 +77,7 @@ def run(a) -> int:
   if a.shuffle is not None: random.Random(a.shuffle).shuffle(order)   # a call cut off by its time limit leaves a random subset, not a tail
   for oi in order:
     spec = specs[oi]
-    kernels = [k for k in kernels_of(spec, device) if k.key not in done]
+    kernels = [k for k in kernels_of(spec, device) if k.key not in done and k.key not in seen]
     if not kernels or (a.cached_beam_only and any(k.key not in beam for k in kernels)): continue
     try: measure_op(a, oi, spec, kernels, device, scorer, beam, beam_path, res, res_path, f"{dev_name} ({arch})")
     except Exception as ex:   # one op's crash is recorded (a resumed run tries it again) and the run goes on to the next
@@ -85,6 +87,11 @@ def run(a) -> int:
   write_markdown(res, res_path.with_suffix(".md"))
   if not a.no_plot: plot(res, res_path.with_suffix(".png"))
   return 0
+
+def evaluated_keys(dirs:list[Path], own:Path) -> set[str]:
+  """Kernel keys that another split's results (unseen_sS.json in `dirs`, `own` aside) already measured."""
+  files = {p.resolve() for d in dirs for p in Path(d).glob("unseen_s*.json") if p.name.count("_") == 1} - {own.resolve()}
+  return {e["key"] for p in files for e in json.loads(p.read_text()).get("kernels", [])}
 
 def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str):
   """One op's kernels: the learned search, BEAM=2 (or its cached pick), re-timed side by side; rows appended to res, written."""

@@ -100,3 +100,16 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the
   assert all(len(e["repeats"]) == 2 and all(x["us"] > 0 and x["verified"] for x in e["repeats"]) for e in res["kernels"])
   assert all(e["repeats"][0]["us"] == e["learned_us"] for e in res["kernels"])
   assert "2 runs of the learned search (seeds 0..1), geomean per run: " in (tmp_path / "unseen_s1.md").read_text()
+
+def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
+  # splits share common kernels (split 2 holds 8 of split 1's): a split's figure is over kernels no other split evaluated
+  import importlib.util, json, sys
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  (tmp_path / "unseen_s1.json").write_text(json.dumps({"kernels": [{"key": "a"}, {"key": "b"}]}))
+  (tmp_path / "unseen_s1_beam2.json").write_text(json.dumps({"c": {}}))   # a BEAM=2 cache: no kernel measured
+  (tmp_path / "unseen_s2.json").write_text(json.dumps({"kernels": [{"key": "d"}]}))
+  assert mod.evaluated_keys([tmp_path], tmp_path / "unseen_s2.json") == {"a", "b"}
+  assert mod.evaluated_keys([tmp_path, tmp_path], tmp_path / "unseen_s1.json") == {"d"}
+  shared = set(bench_unseen.benchmark_keys("CPU", bench_unseen.draw(1))) & set(bench_unseen.benchmark_keys("CPU", bench_unseen.draw(2)))
+  assert shared   # why it matters: the draws overlap
