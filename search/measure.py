@@ -89,7 +89,8 @@ class Measurer:
     # and a candidate (wall seconds in measure per timed candidate)
     self._gap_s = self._meas_s = 0.0
     self._ended: float|None = None   # elapsed at the end of the last measure call
-    self._idled, self._idle_s, self.reference_s = False, 0.0, 0.0   # _idle() has run, and its seconds (not a candidate's cost)
+    self._idled, self._idle_s = False, 0.0   # _idle() has run, and its seconds (not a candidate's cost)
+    self.reference_s = 0.0   # the correctness reference's seconds, wherever it was computed (a phase of the reports)
     # what every answer needs (strategies.finish): the correctness reference (the unoptimized kernel, its threads grouped into
     # blocks on a GPU: sampler.reference_opts) and tinygrad's hand-coded config; both compile in the background from the start
     base = scheduler(self.kernel.ast, self.ren)
