@@ -17,7 +17,7 @@ SRC=${SRC:-results/models_cache}; mkdir -p $SRC
 CACHE=${CACHE:-$(mktemp -d /tmp/models_cache.XXXX)} && mkdir -p $CACHE && cp -r $SRC/. $CACHE/
 # BEAM_AGAIN=1: these models' kernels lose their cached BEAM=2 results too, so BEAM=2 searches them again in this call and its
 # tuning seconds are measured under the same host load as the learned search's (the kernels are those of the cached tuned.json)
-[ -n "${BEAM_AGAIN:-}" ] && python3 scripts/bench_models.py --drop-beam --models $1 --cache $CACHE
+if [ -n "${BEAM_AGAIN:-}" ]; then python3 scripts/bench_models.py --drop-beam --models $1 --cache $CACHE || exit 1; fi
 for m in ${1//,/ }; do rm -f $CACHE/$m.tuned.json $CACHE/$m.report.json; done
 python3 scripts/bench_models.py --device CUDA --gpus $GPUS, --workers 15 --seconds ${2:-440} --reserve ${3:-60} ${FINAL---final} --models $1 \
   --cache $CACHE --out $OUT --no-plot ${4:-}

@@ -21,6 +21,14 @@ def drop_beam(cache:Path, keys:set[str]) -> int:
     if (hit := keys & d.keys()): n += len(hit); f.write_text(json.dumps({k: v for k, v in d.items() if k not in hit}, indent=1))
   return n
 
+def model_keys(cache:Path, models:list[str]) -> set[str]:
+  """The kernels of these models that `cache` has BEAM=2 results for: by each entry's name (MODEL#i), and by the model's cached
+  tuned.json where there is one (a kernel two models share is named after one of them)."""
+  keys = {k for k, v in beam_done(cache).items() if str(v.get("name", "")).split("#")[0] in models}
+  for m in models:
+    if (f := cache / f"{m}.tuned.json").is_file(): keys |= set(json.loads(f.read_text()))
+  return keys
+
 def merge_beam(src:Path, cache:Path) -> int:
   """BEAM=2's results from a host call (src/beam2.gpu*.json) into `cache`: a kernel searched again there replaces its old entry,
   which leaves every other file of `cache` (each kernel is in one file only). Returns the entries that are new or replaced. A call

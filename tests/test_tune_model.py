@@ -191,3 +191,20 @@ def test_merge_beam_replaces_each_kernel_once(tmp_path):
   assert sorted(k for d in files for k in d) == ["a", "b", "c", "d"]
   assert beam_cache.merge_beam(src, cache) == 0
   assert beam_cache.drop_beam(cache, {"b", "c", "x"}) == 2 and beam_cache.beam_done(cache) == {"a": {"tune_s": 1.0}, "d": {"tune_s": 4.0}}
+
+def test_a_models_beam_results_are_found_by_name_without_its_tuned_json(tmp_path):
+  # BEAM_AGAIN=1 on the unseen networks' cache (no tuned.json there) once dropped nothing: BEAM=2's results from another card were
+  # timed as if searched on this one
+  from search import beam_cache
+  (tmp_path / "beam2.gpu0.json").write_text(json.dumps({"k1": {"name": "vit_b_16_b1_fp16#0"}, "k2": {"name": "llama_block_s512_fp16#3"},
+                                                         "k3": {"name": "llama_block_s512_fp16#8"}}))
+  (tmp_path / "beam2.gpu1.json").write_text(json.dumps({"k4": {"name": "resnet50_b1_fp32#2"}}))
+  (tmp_path / "resnet50_b1_fp32.tuned.json").write_text(json.dumps({"k4": {}, "k1": {}}))   # k1: a kernel the two models share
+  assert beam_cache.model_keys(tmp_path, ["llama_block_s512_fp16"]) == {"k2", "k3"}
+  assert beam_cache.model_keys(tmp_path, ["resnet50_b1_fp32"]) == {"k1", "k4"}
+  r = subprocess.run([sys.executable, "scripts/bench_models.py", "--drop-beam", "--models", "llama_block_s512_fp16", "--cache", str(tmp_path)],
+                     capture_output=True, text=True)
+  assert r.returncode == 0 and set(beam_cache.beam_done(tmp_path)) == {"k1", "k4"}, r.stderr
+  r = subprocess.run([sys.executable, "scripts/bench_models.py", "--drop-beam", "--models", "llama_block_s512_fp16", "--cache", str(tmp_path)],
+                     capture_output=True, text=True)
+  assert r.returncode == 2 and "no BEAM=2 results of llama_block_s512_fp16" in r.stderr   # nothing to drop: an error, not a silent run
