@@ -130,6 +130,10 @@ def test_large_output_sampled(monkeypatch):
   assert compare(e.copy(), e, idx) is None and "1 non-finite elements" in compare(_set(e, unsampled, np.nan), e, idx)
   row = e.copy(); row[-1024:] += 1.0
   assert "sampled elements" in compare(row, e, idx)
+  # the sample: distinct sorted indices, the very ones np.unique of the same draw gives (stores' checks stay comparable)
+  for n, k, seed in ((64*1024, 1000, 0), (10**7, 1 << 16, 3)):
+    got = timing._sample(n, seed, k)
+    assert np.array_equal(got, np.unique(np.random.default_rng(seed).integers(0, n, k))) and got.max() < n
 
 def test_reference_is_computed_while_a_batch_compiles():
   # the reference fills the first wait on compiles, so verify() after the search has only the candidate to run
