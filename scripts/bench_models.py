@@ -459,8 +459,8 @@ def main(argv=None) -> int:
   names = list(UNSEEN) if a.models == "unseen" else a.models.split(",")
   if unknown := [n for n in names if n not in MODELS]: ap.error(f"unknown models {unknown}: choose from {', '.join(MODELS)}")
   if a.drop_beam:
-    # (it once needed each model's tuned.json, which the unseen networks' cache has none of: the error went by in a host call's log
-    # and BEAM=2's earlier results, from another card, were timed as if searched there)
+    # found by name too: the unseen networks' cache holds no tuned.json. Nothing to drop is an error, so that a host call does not
+    # go on to time BEAM=2's cached picks, from another card maybe, as if searched there
     if not (keys := model_keys(cache, names)): ap.error(f"no BEAM=2 results of {', '.join(names)} in {cache}")
     print(f"{drop_beam(cache, keys)} BEAM=2 results of {len(keys)} kernels dropped from {cache}"); return 0
   if a.torch_compile: torch_compile_latency(a, a.torch_compile, Path(a.out)); return 0

@@ -17,7 +17,7 @@ them:
 BEAM=2's picks and search cost are kept in results/unseen_beam2.json, so a later call re-times BEAM=2's pick beside a new learned
 search instead of searching again (the JSON says which call each BEAM=2 search ran in)."""
 from __future__ import annotations
-import argparse, json, math, random, sys, time
+import argparse, json, math, random, re, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dataset.errors import one_line  # noqa: E402
@@ -90,7 +90,7 @@ def run(a) -> int:
 
 def evaluated_keys(dirs:list[Path], own:Path) -> set[str]:
   """Kernel keys that another split's results (unseen_sS.json in `dirs`, `own` aside) already measured."""
-  files = {p.resolve() for d in dirs for p in Path(d).glob("unseen_s*.json") if p.name.count("_") == 1} - {own.resolve()}
+  files = {p.resolve() for d in dirs for p in Path(d).glob("unseen_s*.json") if re.fullmatch(r"unseen_s\d+\.json", p.name)} - {own.resolve()}
   return {e["key"] for p in files for e in json.loads(p.read_text()).get("kernels", [])}
 
 def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str):
@@ -144,9 +144,9 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
         f"{row['hand']['kernel_us']:.1f} us, torch {t_us if t_us is None else round(t_us, 1)} us", flush=True)
 
 def merge(paths:list[Path], out:Path, beam_cache:Path) -> dict:
-  """Runs of one benchmark on disjoint kernels (one per GPU of a host) as one result: the same fingerprint and device kind; the
-  command is each run's, and a kernel measured twice keeps its first run. The BEAM=2 caches beside them (NAME_beam2.json) join
-  `beam_cache`."""
+  """Runs of one benchmark on disjoint kernels (one per GPU of a host, or calls on several device kinds) as one result: the same
+  fingerprint; each row keeps its run's device, the command is each run's, and a kernel measured twice keeps its first run. The
+  BEAM=2 caches beside them (NAME_beam2.json) join `beam_cache`."""
   runs = [json.loads(p.read_text()) for p in paths]
   if len({r["fingerprint"] for r in runs}) != 1:   # before anything is written
     raise ValueError(f"--merge takes runs of one benchmark (fingerprints {sorted({r['fingerprint'] for r in runs})})")
