@@ -292,6 +292,7 @@ def main(argv=None) -> int:
   ap.add_argument("--networks", nargs=2, metavar=("MODELS_JSON", "COMMAND"), help="merge a host call's bench_models.py models.json "
                   "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
   a = ap.parse_args(argv)
+  if a.repeats < 1 or a.rounds < 1: ap.error("--repeats and --rounds take 1 or more")
   a.argv = sys.argv[1:] if argv is None else argv
   a.specs = kernel_specs() if a.split is None else draw(a.split)
   a.name = "unseen" if a.split is None else f"unseen_s{a.split}"

@@ -106,6 +106,8 @@ def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   import importlib.util, json, sys
   spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
   mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  with pytest.raises(SystemExit) as e: mod.main(["--split", "2", "--repeats", "0", "--out", str(tmp_path)])
+  assert e.value.code == 2   # before any work
   (tmp_path / "unseen_s1.json").write_text(json.dumps({"kernels": [{"key": "a"}, {"key": "b"}]}))
   (tmp_path / "unseen_s1_beam2.json").write_text(json.dumps({"c": {}}))   # a BEAM=2 cache: no kernel measured
   (tmp_path / "unseen_s2.json").write_text(json.dumps({"kernels": [{"key": "d"}]}))
