@@ -16,6 +16,8 @@
 #   mkdir -p out/whl_ray && cp .whl/tinygrad-* .whl/ray-* .whl/jsonschema* .whl/referencing-* .whl/rpds_py-* out/whl_ray/
 #   xz -T2 < $(python -m dataset.shard loaded dataset/data/cuda.sqlite) > out/seed.sqlite.xz   # then carry out/whl_ray and out/seed.sqlite.xz:
 #   WHEELS=out/whl_ray STORE=out/seed.sqlite.xz bash scripts/gpu_ray.sh 180 200
+# FULL=1: no comparison, one run (ray_N) with a worker on each GPU over every kernel --kernels (KERNELS) selects, e.g. the shape
+# sampler's tier on a seed of its extracted kernels (generate-dataset --extract-only --kernels sampled): FULL=1 KERNELS=sampled ...
 # DEVICE=CPU KERNELS=small (and an nvidia-smi that lists GPUs) make it a smoke run on a machine without one.
 set -u
 # bash scripts/gpu_ray.sh --shrink .whl/ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl (here, rewritten in place): the trimmed Ray
@@ -77,13 +79,15 @@ one() {   # NAME GPU_IDS PART [--ray ...]: one run on a copy of the store, for S
   local name=$1 ids=$2 part=$3; shift 3
   cp $T/base.sqlite $T/$name.sqlite
   local t=$(date +%s.%N)
-  CUDA_VISIBLE_DEVICES=$ids python3 -m $GEN --device ${DEVICE:-CUDA} --kernels ${KERNELS:-all} --only-kernels "$(cat $T/part$part.txt)" --samples-per-kernel $SPK \
+  CUDA_VISIBLE_DEVICES=$ids python3 -m $GEN --device ${DEVICE:-CUDA} --kernels ${KERNELS:-all} ${ONLY---only-kernels $(cat $T/part$part.txt)} --samples-per-kernel $SPK \
     --time-budget $S --workers $W --out $T/$name.sqlite --no-progress "$@" > $OUT/$name.log 2>&1
   local rc=$?
   echo "{\"name\": \"$name\", \"gpus\": $(echo $ids | tr , '\n' | wc -l), \"rc\": $rc, \"start\": $t, \"end\": $(date +%s.%N)}" > $T/$name.run.json
   echo "gpu_ray: $name on GPUs $ids exited $rc; $(grep -c . $OUT/$name.log) log lines"; tail -n 2 $OUT/$name.log | cut -c1-300
 }
-if [ $N -ge 2 ]; then
+if [ -n "${FULL:-}" ]; then   # a production run: one Ray worker on each GPU, over every kernel of --kernels, no comparison
+  ONLY=; one ray_N $GPUS all --ray --ray-workers $N "$@"
+elif [ $N -ge 2 ]; then
   one local_1 ${IDS[0]} 0 "$@" & one ray_1 ${IDS[1]} 1 --ray --ray-workers 1 "$@" & wait
   one ray_N $GPUS 2 --ray --ray-workers $N "$@"
 else
