@@ -92,10 +92,11 @@ def resolve(base:str|Path, shards:bool=True) -> Loaded:
   """The dataset a store path names: the store with every shard in its directory's shards/ whose rows were measured on the store's
   devices, merged in name order (its date: oldest first) into a working copy in the cache directory. The copy is built once for
   the files as they are (their sizes and modification times: adding a shard or writing the base builds a new one) and replaces
-  the base's earlier copies. With shards=False, or no shards there, the store alone. Raises StoreError, naming a file it cannot read."""
+  the base's earlier copies. With shards=False, or no shards there, the store alone; a gzipped base (NAME.sqlite.gz: a device's
+  data committed once, like a shard) is always read through its working copy. Raises StoreError, naming a file it cannot read."""
   base = Path(base)
   files = sorted((base.parent / SHARDS).glob("*.sqlite.gz")) if shards else []
-  if not files: return Loaded(base, {}, {})
+  if not files and base.suffix != ".gz": return Loaded(base, {}, {})   # a gzipped base is read through its working copy
   if not base.is_file(): raise StoreError(f"no dataset at {base}")
   where, stamp = base.resolve(), []
   for f in (base, Path(f"{base}-wal"), *files):   # the WAL of a base being written holds rows its file does not yet
@@ -111,12 +112,20 @@ def resolve(base:str|Path, shards:bool=True) -> Loaded:
 def _build(base:Path, files:list[Path], d:Path, prefix:str, name:str) -> dict:
   """The working copy `name` of base with the shards of its devices merged, and its manifest; the base's other copies go."""
   if why := cannot_write(d, is_dir=True): raise StoreError(f"the working copy of {base} with its shards: {why}")
-  merged, skipped, work = {}, {}, None
+  merged, skipped, work, packed = {}, {}, None, base.suffix == ".gz"
   with tempfile.TemporaryDirectory(dir=d) as tmp:
-    b = Store(base, readonly=True)
+    b = Store(plain := _unpack(base, tmp), readonly=True, name=base)
     try: want = _devices(b)
+    except sqlite3.DatabaseError as e: raise StoreError(f"{base} is not a kerntune dataset: {e}") from None
     finally: b.close()
+    if packed: check_asts(plain, base)
+    def copy():   # the base copied through SQLite: a consistent copy, whatever its journal holds
+      src, dst = sqlite3.connect(f"file:{plain}?mode=ro", uri=True), sqlite3.connect(Path(tmp) / "work.sqlite")
+      try: src.backup(dst)
+      finally: src.close(); dst.close()
+      return Store(Path(tmp) / "work.sqlite")
     try:
+      if packed: work = copy()
       for f in files:
         s = Store(u := _unpack(f, tmp), readonly=True, name=f)
         try: devs, rows, ok = _devices(s), s.count(), s.count("ok")
@@ -126,11 +135,7 @@ def _build(base:Path, files:list[Path], d:Path, prefix:str, name:str) -> dict:
           skipped[f.name] = f"measured on {', '.join(sorted(devs)) or 'nothing'}, {base.name} on {', '.join(sorted(want)) or 'nothing'}"
           continue
         check_asts(u, f)
-        if work is None:   # the base copied through SQLite: a consistent copy, whatever its journal holds
-          src, dst = sqlite3.connect(f"file:{base}?mode=ro", uri=True), sqlite3.connect(Path(tmp) / "work.sqlite")
-          try: src.backup(dst)
-          finally: src.close(); dst.close()
-          work = Store(Path(tmp) / "work.sqlite")
+        if work is None: work = copy()
         before = work.count("ok")
         try: added = work.merge(u)
         except sqlite3.DatabaseError as e: raise StoreError(f"{f} is not a kerntune dataset: {e}") from None
@@ -138,8 +143,8 @@ def _build(base:Path, files:list[Path], d:Path, prefix:str, name:str) -> dict:
         u.unlink()
     finally:
       if work is not None: work.close(compact=True)
-    m = {"base": str(base), "path": str(d / f"{name}.sqlite") if merged else None, "shards": merged, "skipped": skipped}
-    if merged: os.replace(Path(tmp) / "work.sqlite", m["path"])
+    m = {"base": str(base), "path": str(d / f"{name}.sqlite") if merged or packed else None, "shards": merged, "skipped": skipped}
+    if merged or packed: os.replace(Path(tmp) / "work.sqlite", m["path"])
     (t := Path(tmp) / "manifest.json").write_text(json.dumps(m, indent=1))
     os.replace(t, d / f"{name}.json")
   for old in d.glob(prefix + "*"):   # a reader holding an old copy open keeps reading it

@@ -274,6 +274,28 @@ def test_corrupt_shard_is_a_one_line_error_naming_it(tmp_path, monkeypatch, caps
     assert stats_main([str(base), "--no-shards", "--json"]) == 0   # the base alone does not read it
     capsys.readouterr(); bad.unlink()
 
+def test_gzipped_base_loads_with_its_devices_shards(tmp_path, monkeypatch):
+  # a device's data committed once as a gzipped store (dataset/data/cuda_h100.sqlite.gz) is a base like any other: read through a
+  # working copy with its own device's shards, another device's left out; a corrupt one is an error naming it
+  import gzip
+  from dataset.shard import main, resolve
+  from dataset.stats import stats
+  monkeypatch.setenv("KERNTUNE_CACHE_DIR", str(tmp_path / "cache"))
+  u = lambda n: [["UPCAST", 0, n]]
+  _tiny(plain := tmp_path / "plain.sqlite", [(0, []), (0, u(2)), (1, [])], device="h100")
+  (d := tmp_path / "data").mkdir()
+  assert main(["export", str(plain), "--out", str(base := d / "h100.sqlite.gz")]) == 0
+  src = resolve(base)
+  assert src.path != base and src.shards == {} and len(_finished(src.path)) == 3 and stats(str(base))["measurements_ok"] == 3
+  _tiny(a := tmp_path / "a.sqlite", [(1, u(4))], device="h100"); _tiny(o := tmp_path / "o.sqlite", [(1, u(8))], device="h200")
+  assert main(["export", str(a), "--out", str(d / "shards" / "h100_2026-01-01_a.sqlite.gz")]) == 0
+  assert main(["export", str(o), "--out", str(d / "shards" / "h200_2026-01-01_o.sqlite.gz")]) == 0
+  src = resolve(base)
+  assert list(src.shards) == ["h100_2026-01-01_a.sqlite.gz"] and "h200_2026-01-01_o.sqlite.gz" in src.skipped
+  assert len(_finished(src.path)) == 4 and len(_finished(resolve(base, shards=False).path)) == 3
+  (bad := d / "bad.sqlite.gz").write_bytes(gzip.compress(b"not a database" * 100))
+  with pytest.raises(StoreError, match="bad.sqlite.gz"): resolve(bad, shards=False)
+
 def _gen(out, *args, entry="dataset.generate", **kw):
   return subprocess.Popen([sys.executable, "-m", entry, "--device", "CPU", "--out", str(out), "--no-progress",
                            "--workers", "1", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
