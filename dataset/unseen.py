@@ -157,7 +157,7 @@ def shipped_keys(root:Path|None=None) -> set[str]:
   keys: set[str] = set()
   data = root / "dataset" / "data"
   with tempfile.TemporaryDirectory() as d:
-    for store in [*data.glob("*.sqlite"), *(data / "shards").glob("*.sqlite.gz")]:
+    for store in [*data.glob("*.sqlite"), *data.glob("*.sqlite.gz"), *(data / "shards").glob("*.sqlite.gz")]:   # bases, gzipped bases, shards
       db = sqlite3.connect(f"file:{_unpack(store, d)}?mode=ro", uri=True)
       try: keys.update(r[0] for r in db.execute("SELECT key FROM kernels"))
       finally: db.close()

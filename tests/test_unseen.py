@@ -27,10 +27,12 @@ def test_shipped_keys_reads_stores_shards_and_histories(tmp_path):
     db = sqlite3.connect(path); db.execute("CREATE TABLE kernels (key TEXT)"); db.execute("INSERT INTO kernels VALUES (?)", (key,)); db.commit(); db.close()
   (tmp_path / "dataset" / "data" / "shards").mkdir(parents=True); (tmp_path / "models").mkdir()
   store(tmp_path / "dataset" / "data" / "base.sqlite", "a")
+  store(tmp_path / "g.sqlite", "d")
+  with open(tmp_path / "g.sqlite", "rb") as f, gzip.open(tmp_path / "dataset" / "data" / "gz.sqlite.gz", "wb") as g: shutil.copyfileobj(f, g)
   store(tmp_path / "s.sqlite", "b")
   with open(tmp_path / "s.sqlite", "rb") as f, gzip.open(tmp_path / "dataset" / "data" / "shards" / "x.sqlite.gz", "wb") as g: shutil.copyfileobj(f, g)
   (tmp_path / "models" / "history_sm_90.json").write_text(json.dumps({"nests": {"n": [[[], 1.0, "c"]]}}))
-  assert bench_unseen.shipped_keys(tmp_path) == {"a", "b", "c"}
+  assert bench_unseen.shipped_keys(tmp_path) == {"a", "b", "c", "d"}
 
 # ***** the corpus (dataset.corpus: grid, networks, sampled tiers) holds none of the benchmark's networks or kernels *****
 import re
