@@ -73,7 +73,7 @@ def run(a) -> int:
   beam = json.loads(beam_path.read_text()) if beam_path.is_file() else {}
   warm_pools(device, a.workers, scorer)
   lo, hi = (int(x) for x in a.range.split(":")) if a.range else (0, len(specs))
-  order = list(range(lo, hi))
+  order = list(range(lo, hi))[a.part[0]::a.part[1]] if a.part else list(range(lo, hi))
   if a.shuffle is not None: random.Random(a.shuffle).shuffle(order)   # a call cut off by its time limit leaves a random subset, not a tail
   for oi in order:
     spec = specs[oi]
@@ -101,7 +101,7 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
   from bench_search import retime
   # "learned" is the first run; with --repeats, learned_rI are further runs of the same search (seed I), re-timed beside it: the
   # spread between search runs, not only between timings
-  extra = [f"learned_r{r}" for r in range(1, a.repeats)]
+  extra, t_op = [f"learned_r{r}" for r in range(1, a.repeats)], time.perf_counter()
   row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand", *extra)}
   entries = []
   for k in kernels:
@@ -136,12 +136,12 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
     if extra: e["repeats"][0]["us"] = e["learned_us"]
   try: t_us = torch_us(spec)
   except Exception as ex: t_us = None; print(f"{spec}: torch failed: {ex}", flush=True)
-  for e in entries: e["torch_us"] = t_us   # the whole op in torch, on each of its kernels' rows
+  for e in entries: e["torch_us"], e["op_s"] = t_us, round(time.perf_counter() - t_op, 1)   # the whole op's torch time and bench wall
   res["kernels"] += entries
   res["crashed"] = [c for c in res.get("crashed", []) if c["op"] != spec]   # measured now: an earlier call's crash is history
   res_path.write_text(json.dumps(res, indent=1))   # after every op: a cut-off call keeps what it measured
   print(f"[{oi}] {spec}: learned {row['learned']['kernel_us']:.1f} us, BEAM=2 {row['beam2']['kernel_us']:.1f} us, hand "
-        f"{row['hand']['kernel_us']:.1f} us, torch {t_us if t_us is None else round(t_us, 1)} us", flush=True)
+        f"{row['hand']['kernel_us']:.1f} us, torch {t_us if t_us is None else round(t_us, 1)} us; {entries[0]['op_s']} s", flush=True)
 
 def merge(paths:list[Path], out:Path, beam_cache:Path) -> dict:
   """Runs of one benchmark on disjoint kernels (one per GPU of a host, or calls on several device kinds) as one result: the same
@@ -282,6 +282,8 @@ def main(argv=None) -> int:
   ap.add_argument("--beam-again", action="store_true", help="run BEAM=2's search even where the cache has its pick")
   ap.add_argument("--cached-beam-only", action="store_true", help="only the configurations whose kernels all have a BEAM=2 pick in the cache")
   ap.add_argument("--range", default=None, metavar="LO:HI", help="only these configurations (indices into --list)")
+  ap.add_argument("--part", default=None, metavar="I/N", help="only every N-th configuration from the I-th (0-based) of --range: one GPU's "
+                  "share, dealt round-robin so that the heavy ones (the list is grouped by family) spread over the GPUs")
   ap.add_argument("--shuffle", type=int, default=None, metavar="SEED", help="measure the configurations in a random order")
   ap.add_argument("--resume", action="store_true", help="keep OUT/unseen.json's kernels and measure the rest")
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")
@@ -293,6 +295,9 @@ def main(argv=None) -> int:
                   "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
   a = ap.parse_args(argv)
   if a.repeats < 1 or a.rounds < 1: ap.error("--repeats and --rounds take 1 or more")
+  if a.part is not None:
+    try: a.part = tuple(int(x) for x in a.part.split("/")); assert len(a.part) == 2 and 0 <= a.part[0] < a.part[1]
+    except (ValueError, AssertionError): ap.error(f"--part: I/N with 0 <= I < N, got {a.part!r}")
   a.argv = sys.argv[1:] if argv is None else argv
   a.specs = kernel_specs() if a.split is None else draw(a.split)
   a.name = "unseen" if a.split is None else f"unseen_s{a.split}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GPU-host call (device tool, carry .whl): scripts/bench_unseen.py on configurations LO:HI (default all), shared out over the
-# host's GPUs (or GPUS=0,1), one process per GPU on its own part. SPLIT=S measures the fresh split S (bench_unseen --split) instead
+# host's GPUs (or GPUS=0,1), one process per GPU on its own part (every N-th configuration: bench_unseen --part). SPLIT=S measures the fresh split S (bench_unseen --split) instead
 # of the frozen list, skipping the kernels other splits' results/unseen_sS.json measured (carry them). One GPU writes into $OUT
 # (NAME.json/.md, NAME_beam2.json, NAME.log; NAME is unseen or unseen_sS); several write $OUT/gI/, returned as one archive,
 # $OUT/unseen.tgz (the host returns 8 files at most). BEAM=2's picks of earlier calls (results/NAME_beam2.json) are re-timed, not
@@ -18,7 +18,7 @@ for g in ${GPUS//,/ }; do
   [ -f results/${NAME}_beam2.json ] && cp results/${NAME}_beam2.json $d/
   A=; [ "${RESUME:-0}" = 1 ] && [ -f results/$NAME.json ] && cp results/$NAME.json $d/ && A=--resume
   CUDA_VISIBLE_DEVICES=$g timeout ${1:-540} python3 scripts/bench_unseen.py "${S[@]}" --device CUDA --workers $W --out $d \
-    --beam-cache $d/${NAME}_beam2.json --range $((LO + (HI-LO)*i/N)):$((LO + (HI-LO)*(i+1)/N)) $A "${@:3}" > $d/$NAME.log 2>&1 &
+    --beam-cache $d/${NAME}_beam2.json --range $LO:$HI --part $i/$N $A "${@:3}" > $d/$NAME.log 2>&1 &
   i=$((i+1))
 done
 wait

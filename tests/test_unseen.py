@@ -117,3 +117,16 @@ def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   assert mod.evaluated_keys([tmp_path, tmp_path], tmp_path / "unseen_s1.json") == {"d"}
   shared = set(bench_unseen.benchmark_keys("CPU", bench_unseen.draw(1))) & set(bench_unseen.benchmark_keys("CPU", bench_unseen.draw(2)))
   assert shared   # why it matters: the draws overlap
+
+def test_part_deals_configurations_round_robin(tmp_path, monkeypatch):
+  # one GPU's share of a split (gpu_unseen.sh: --part I/N) is every N-th configuration, so the heavy family at the list's head spreads
+  import importlib.util, sys
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  got = []
+  monkeypatch.setattr(mod, "measure_op", lambda a, oi, *rest: got.append(oi))
+  assert mod.main(["--split", "3", "--range", "0:10", "--part", "1/3", "--device", "CPU", "--workers", "1", "--out", str(tmp_path), "--no-plot"]) == 0
+  assert got == [1, 4, 7]
+  for bad in ("3/3", "x", "1/0"):
+    with pytest.raises(SystemExit) as e: mod.main(["--split", "3", "--part", bad, "--out", str(tmp_path)])
+    assert e.value.code == 2
