@@ -165,6 +165,32 @@ def merge(paths:list[Path], out:Path, beam_cache:Path) -> dict:
   out.write_text(json.dumps(res, indent=1)); write_markdown(res, out.with_suffix(".md")); plot(res, out.with_suffix(".png"))
   return res
 
+def rank_pairs(model_path:str, results:list[Path], min_ratio:float=1.05) -> dict:
+  """Offline, no GPU: on every kernel of the measured results where the learned answer and BEAM=2's differ by min_ratio or more, does
+  the cost model score the faster one higher? Scored with the device properties the model was trained with: within a kernel they are constant."""
+  from dataset.corpus import parse_variant
+  from dataset.device import renderer_for
+  from dataset.kernel import kernel_asts, opts_from_json, scheduler
+  from dataset.sampler import replay
+  from models.cost_model import CostModel
+  model, ren = CostModel.load(model_path), renderer_for("CUDA", "sm_90", compiler=False)
+  score = model.scorer()
+  rows, hits, below = [], 0, 0
+  for p in results:
+    for e in json.loads(p.read_text())["kernels"]:
+      if not e.get("verified") or not e.get("learned_us") or not e.get("beam2_us"): continue
+      if max(e["learned_us"], e["beam2_us"])/min(e["learned_us"], e["beam2_us"]) < min_ratio: continue
+      base = scheduler(kernel_asts(*parse_variant(e["op"]).build("CUDA"))[int(e["name"].split("#")[1])], ren)
+      ks = [replay(base, tuple(opts_from_json(e[n]))) for n in ("learned_opts", "beam2_opts")]
+      if None in ks: continue
+      sl, sb = (float(x) for x in score(ks))
+      right = (sl > sb) == (e["learned_us"] < e["beam2_us"])
+      hits += right; below += e["learned_us"] > e["beam2_us"] and sb < sl
+      rows.append({"name": e["name"], "split": p.name, "learned_over_beam2": round(e["learned_us"]/e["beam2_us"], 3), "score_learned": round(sl, 3),
+                   "score_beam2": round(sb, 3), "ordered_right": bool(right)})
+  return {"model": model_path, "min_ratio": min_ratio, "kernels": len(rows), "ordered_right": hits,
+          "beam2_faster_scored_lower": below, "beam2_faster": sum(r["learned_over_beam2"] > 1 for r in rows), "rows": rows}
+
 def geomean(xs:list[float]) -> float: return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else math.nan
 
 def summary(res:dict) -> dict:
@@ -290,6 +316,8 @@ def main(argv=None) -> int:
   ap.add_argument("--repeats", type=int, default=1, help="runs of the learned search per kernel (seeds 0..R-1), all re-timed side by "
                   "side: the report gives the spread of the geomean between runs")
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (plot later with --replot)")
+  ap.add_argument("--rank-pairs", metavar="MODEL", help="offline (no GPU): over the results/unseen_s*.json kernels where the learned answer "
+                  "and BEAM=2's differ by 5%% or more, how often MODEL scores the faster one higher; JSON to stdout, and exit")
   ap.add_argument("--replot", metavar="JSON", help="rewrite the markdown of an existing unseen.json and exit")
   ap.add_argument("--networks", nargs=2, metavar=("MODELS_JSON", "COMMAND"), help="merge a host call's bench_models.py models.json "
                   "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
@@ -302,6 +330,9 @@ def main(argv=None) -> int:
   a.specs = kernel_specs() if a.split is None else draw(a.split)
   a.name = "unseen" if a.split is None else f"unseen_s{a.split}"
   a.beam_cache = a.beam_cache or f"results/{a.name}_beam2.json"
+  if a.rank_pairs:
+    res = rank_pairs(a.rank_pairs, sorted(p for p in Path(a.out).glob("unseen_s*.json") if re.fullmatch(r"unseen_s\d+\.json", p.name)))
+    print(json.dumps(res, indent=1)); return 0
   if a.list:
     for i, s in enumerate(a.specs): print(f"{i:3d} {s}")
     print(f"networks: {', '.join(NETWORKS)}\nfingerprint {fingerprint(a.specs)}"); return 0

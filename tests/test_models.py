@@ -267,3 +267,22 @@ def test_blend_trains_ships_and_scores_without_torch(cache, kernels, tmp_path):
   with pytest.raises(CostModelError, match="sha256"): CostModel.load(out)
   with pytest.raises(SystemExit) as e: train_main([str(CPU_DATA), "--out", str(tmp_path / "w.txt"), "--blend", "2"])   # a weight outside [0, 1]: one line, exit 2
   assert e.value.code == 2 and not (tmp_path / "w.txt").exists()
+
+def test_transfer_scores_another_devices_data_and_caps_what_it_adds(trained, cache, tmp_path, capsys):
+  # models.transfer (the corpus issue's H100 questions): the model on another device's data, and the other data's rows added to
+  # training capped at a share of the base's, whole kernels only, each half of its kernels held out in turn
+  import sqlite3
+  from models.transfer import main as transfer_main
+  shutil.copy(CPU_DATA, other := tmp_path / "other.sqlite")
+  db = sqlite3.connect(other)
+  db.execute("UPDATE measurements SET device = 'Other CPU'"); db.execute("UPDATE devices SET device = 'Other CPU'"); db.commit(); db.close()
+  out = tmp_path / "t"
+  assert transfer_main([str(CPU_DATA), str(other), "--model", str(trained), "--max-share", "0.2", "--threads", "1", "--out", str(out)]) == 0
+  res = json.loads(out.with_suffix(".json").read_text())
+  base_rows = res["base"]["rows"]
+  assert res["other"]["device"] == "Other CPU" and len(res["halves"]) == 2
+  assert all(0 < h["added_rows"] <= 0.2*base_rows and h["test_kernels"] > 0 for h in res["halves"])
+  assert all(-1 <= h[w]["kendall_tau"] <= 1 for h in res["halves"] for w in ("base_only", "with_other"))
+  assert "as shipped" in out.with_suffix(".md").read_text() and res["command"].startswith("python -m models.transfer")
+  assert transfer_main([str(CPU_DATA), str(other), "--model", str(tmp_path / "nope.txt"), "--out", str(out)]) == 2
+  assert "models.transfer: error:" in capsys.readouterr().err

@@ -130,3 +130,19 @@ def test_part_deals_configurations_round_robin(tmp_path, monkeypatch):
   for bad in ("3/3", "x", "1/0"):
     with pytest.raises(SystemExit) as e: mod.main(["--split", "3", "--part", bad, "--out", str(tmp_path)])
     assert e.value.code == 2
+
+def test_rank_pairs_scores_the_learned_answer_against_beam2s(tmp_path, capsys):
+  # bench_unseen --rank-pairs (offline, no GPU): per measured kernel where the two answers differ by 5% or more, whether the model
+  # scores the faster one higher; a pair closer than that, or an unverified row, is left out
+  import importlib.util, json, sys
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  rows = json.loads((ROOT / "results" / "unseen_s1.json").read_text())["kernels"]
+  far = [e for e in rows if e["learned_us"] > 1.2*e["beam2_us"]][:2]
+  near = {**far[0], "beam2_us": far[0]["learned_us"]*1.01}
+  (tmp_path / "unseen_s1.json").write_text(json.dumps({"kernels": [*far, near, {**far[0], "verified": False}]}))
+  (tmp_path / "unseen_s1_beam2.json").write_text("{}")   # not a result file: not read
+  assert mod.main(["--rank-pairs", str(ROOT / "models" / "cost_model_sm_90.txt"), "--out", str(tmp_path)]) == 0
+  res = json.loads(capsys.readouterr().out)
+  assert res["kernels"] == 2 and res["beam2_faster"] == 2 and [r["name"] for r in res["rows"]] == [e["name"] for e in far]
+  assert res["ordered_right"] == sum(r["score_beam2"] > r["score_learned"] for r in res["rows"]) == 2 - res["beam2_faster_scored_lower"]
