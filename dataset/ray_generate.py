@@ -319,8 +319,9 @@ def run(a, entry:str="dataset.generate", load_scorer:LoadScorer|None=None) -> in
 def report(res:dict) -> str:
   """results/ray_scaling.md: ok measurements per second of the local path and of the Ray path on 1 and on N GPUs, for the same seconds."""
   lines = [f"# Ray scaling: generate-dataset on {res['device']}, {res['date']}", "",
-           f"Each run measures for {res['seconds']} s (--time-budget) on its own third of the kernels (disjoint, each family dealt "
-           f"evenly), resuming from the store; ok/s counts the ok rows it added. Command: `{res['command']}`", "",
+           (f"Each run measures for {res['seconds']} s (--time-budget) on its own third of the kernels (disjoint, each family dealt "
+            f"evenly), resuming from the store" if len(res["runs"]) > 1 else f"One run (FULL=1) of {res['seconds']} s (--time-budget) "
+            f"over every kernel selected, resuming from the store") + f"; ok/s counts the ok rows it added. Command: `{res['command']}`", "",
            "| run | GPUs | ok | ok/s | ok/s per GPU |", "|---|---:|---:|---:|---:|"]
   for r in res["runs"]:
     lines.append(f"| {r['name']} | {r['gpus']} | {r['ok']} | {r['ok_per_s']:.2f} | {r['ok_per_s']/r['gpus']:.2f} |")

@@ -138,3 +138,13 @@ def test_killed_driver_leaves_shards_that_the_rerun_merges(tmp_path, cluster):
   assert "left by an earlier run" in log and not run_dir.exists()
   assert before <= _rows(out)
   _check(out)
+
+def test_scaling_report_says_what_the_runs_measured():
+  # scripts/gpu_ray.sh's table: the scaling job's runs each on a third of the kernels; a FULL=1 run on every kernel selected
+  from dataset.ray_generate import report
+  run = lambda name, gpus, ok: {"name": name, "gpus": gpus, "ok": ok, "ok_per_s": ok/100}
+  res = {"device": "GPU", "date": "2026-01-01", "command": "c", "seconds": 100.0, "merge": {"before": 0, "delta": 9, "after": 9, "ok": True}}
+  three = report({**res, "runs": [run("local_1", 1, 300), run("ray_1", 1, 200), run("ray_N", 2, 400)], "ratios": {"ray_N / ray_1 (ok/s)": 2.0}})
+  assert "own third of the kernels" in three and "| ray_N | 2 | 400 | 4.00 | 2.00 |" in three and "- ray_N / ray_1 (ok/s): 2.000" in three
+  full = report({**res, "runs": [run("ray_N", 4, 800)], "ratios": {}})
+  assert "own third" not in full and "every kernel selected" in full and "| ray_N | 4 | 800 | 8.00 | 2.00 |" in full
