@@ -1,10 +1,11 @@
 """The kernel corpus: named variants of workloads and networks, and their extraction to deduplicated kernels."""
 from __future__ import annotations
-import itertools
+import itertools, multiprocessing
 from dataclasses import dataclass
 from typing import Callable, Iterable
 from tqdm import tqdm
 from dataset.workloads import BUILDERS
+from tinygrad.uop.ops import UOp
 from dataset.kernel import Kernel, kernel_asts
 from dataset.errors import one_line
 
@@ -219,23 +220,41 @@ def select(names:str, device:str) -> list[Variant]:
     out += [v for v in hit if v not in out]
   return out
 
-def extract(variants:Iterable[Variant], device:str, seen:set[str]|None=None) -> Iterable[tuple[Variant, list[Kernel]]]:
-  """Kernels of each variant, deduplicated by AST key across the whole call (and against `seen`)."""
-  seen = set() if seen is None else seen
-  for v in variants:
-    ks = []
-    for i, ast in enumerate(kernel_asts(*v.build(device))):
-      if (key := ast.key.hex()) in seen: continue
-      seen.add(key)
-      ks.append(Kernel(key, ast, f"{v.name}#{i}", v.family, v.workload))
-    yield v, ks
+def _scheduled(args:tuple[Variant, str]) -> list[tuple[str, bytes]]:
+  """A variant's kernel ASTs (key, Kernel.pack blob), scheduled in a worker process."""
+  v, device = args
+  return [(ast.key.hex(), Kernel.pack(ast)) for ast in kernel_asts(*v.build(device))]
 
-def extract_into(store, variants:list[Variant], device:str, progress:bool=True, beat=lambda: None):
-  """Extract the kernels of variants not yet in the store. Needs no device: scheduling runs nothing."""
+def _extract(vs:list[Variant], device:str, seen:set[str], workers:int) -> Iterable[tuple[Variant, list[tuple[Kernel, bytes|None]]]]:
+  """extract()'s kernels, each with its blob as packed where it was scheduled (None: here): the store keeps the worker's instead of
+  this process pickling and compressing every AST again, one after another. The bytes may differ from a serial extraction's (a
+  pickle shares equal objects by identity, which differs between processes), the AST and its key do not."""
+  def new(v:Variant, rows:Iterable[tuple[str, UOp|bytes]]) -> list[tuple[Kernel, bytes|None]]:
+    ks = []
+    for i, (key, a) in enumerate(rows):
+      if key in seen: continue
+      seen.add(key)
+      blob = a if isinstance(a, bytes) else None
+      ks.append((Kernel(key, Kernel.ast_from_blob(blob) if blob else a, f"{v.name}#{i}", v.family, v.workload), blob))
+    return ks
+  if workers <= 1 or len(vs) <= 1:
+    for v in vs: yield v, new(v, ((a.key.hex(), a) for a in kernel_asts(*v.build(device))))
+    return
+  with multiprocessing.get_context("fork").Pool(min(workers, len(vs))) as pool:   # fork: nothing runs on a device while scheduling
+    for v, rows in zip(vs, pool.imap(_scheduled, [(v, device) for v in vs])): yield v, new(v, rows)
+
+def extract(variants:Iterable[Variant], device:str, seen:set[str]|None=None, workers:int=1) -> Iterable[tuple[Variant, list[Kernel]]]:
+  """Kernels of each variant, deduplicated by AST key across the whole call (and against `seen`), in the variants' order. With
+  workers > 1 the variants are scheduled in that many processes: a network's training step schedules for tens of seconds, and the
+  networks tier, one after another, ran for hours at the start of a GPU host's generate-dataset."""
+  for v, ks in _extract(list(variants), device, set() if seen is None else seen, workers): yield v, [k for k, _ in ks]
+
+def extract_into(store, variants:list[Variant], device:str, progress:bool=True, beat=lambda: None, workers:int=1):
+  """Extract the kernels of variants not yet in the store (in `workers` processes). Needs no device: scheduling runs nothing."""
   seen = store.kernel_keys()
   todo = [v for v in variants if not store.has_variant(v.name, device)]
-  for v, ks in tqdm(extract(todo, device, seen), total=len(todo), desc="extracting kernels", disable=not progress or not todo):
-    store.add_variant(v.name, device, ks, [(None, None)]*len(ks))
+  for v, ks in tqdm(_extract(todo, device, seen, workers), total=len(todo), desc="extracting kernels", disable=not progress or not todo):
+    store.add_variant(v.name, device, [k for k, _ in ks], [(None, None)]*len(ks), [b for _, b in ks])
     beat()
 
 def list_corpus(variants:list[Variant]|None=None, device:str="CPU", count_kernels:bool=False) -> str:

@@ -52,7 +52,7 @@ class Generator:
     if self.heartbeat is not None: self.heartbeat.touch()
 
   def run(self) -> dict:
-    extract_into(self.store, self.variants, self.device, self.progress, self.beat)
+    extract_into(self.store, self.variants, self.device, self.progress, self.beat, self.workers)
     kernels = self.store.kernels(self.device, [v.name for v in self.variants])
     if self.only is not None:   # --only-kernels: these of the variants' kernels, by name
       if missing := self.only - {k["name"] for k in kernels}: raise ShapeError(f"--only-kernels: no such kernel in --kernels: {sorted(missing)}")
@@ -333,7 +333,7 @@ def main(argv=None, load_scorer:LoadScorer|None=None, entry:str="dataset.generat
   if a.extract_only:
     try:
       store = Store(out)
-      try: extract_into(store, select(a.kernels, device), device, not a.no_progress)
+      try: extract_into(store, select(a.kernels, device), device, not a.no_progress, workers=a.workers or max(1, (os.cpu_count() or 2) - 1))
       finally: store.close(compact=True)
     except (StoreError, ShapeError) as e: return fail(str(e))
     except KeyError as e: return fail(e.args[0])

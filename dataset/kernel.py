@@ -23,7 +23,9 @@ class Kernel:
   workload: str         # workload that produced it
   meta: dict = field(default_factory=dict, compare=False, hash=False)
 
-  def blob(self) -> bytes: return zlib.compress(pickle.dumps(self.ast), 9)
+  @staticmethod
+  def pack(ast:UOp) -> bytes: return zlib.compress(pickle.dumps(ast), 9)
+  def blob(self) -> bytes: return Kernel.pack(self.ast)   # the AST as stored
   @staticmethod
   def ast_from_blob(b:bytes) -> UOp:
     """The AST of a stored blob. Raises ASTError for a corrupt blob, or one whose pickle names anything an AST is not made of."""

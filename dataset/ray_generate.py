@@ -241,7 +241,7 @@ class Driver:
 
   def run(self, variants, progress:bool) -> int:
     self.merge_leftovers()
-    extract_into(self.store, variants, self.device, progress)
+    extract_into(self.store, variants, self.device, progress, workers=os.cpu_count() or 1)   # the driver's host: nothing else runs yet
     parts, todo = self.plan(variants)
     st = last_log = time.perf_counter()
     bar = tqdm(total=todo, desc=f"measuring on {len(parts)} x {self.device} (Ray)", unit="cfg", disable=not progress, smoothing=0.05)

@@ -73,12 +73,14 @@ class Store:
     return {d: {"arch": a, **json.loads(p)} for d, a, p in self.db.execute("SELECT device, arch, props FROM devices")}
   def has_variant(self, name:str, device:str) -> bool:
     return self.db.execute("SELECT 1 FROM variants WHERE name=? AND device=?", (name, device)).fetchone() is not None
-  def add_variant(self, name:str, device:str, kernels:list, rows:list[tuple]):
-    """Kernels of one extracted variant, in one transaction. rows: (flops, bytes) per kernel."""
+  def add_variant(self, name:str, device:str, kernels:list, rows:list[tuple], blobs:list[bytes|None]|None=None):
+    """Kernels of one extracted variant, in one transaction. rows: (flops, bytes) per kernel; blobs: their ASTs as already packed
+    (Kernel.pack), None where not."""
+    blobs = blobs or [None]*len(kernels)
     with self.db:
       self.db.execute("BEGIN")
       self.db.executemany("INSERT OR IGNORE INTO kernels VALUES (?,?,?,?,?,?,?,?,?)",
-                          [(k.key, device, k.name, k.family, k.workload, name, f, b, k.blob()) for k, (f, b) in zip(kernels, rows)])
+                          [(k.key, device, k.name, k.family, k.workload, name, f, b, ab or k.blob()) for k, (f, b), ab in zip(kernels, rows, blobs)])
       self.db.execute("INSERT OR REPLACE INTO variants VALUES (?,?,?)", (name, device, len(kernels)))
   def kernel_keys(self) -> set[str]: return {r[0] for r in self.db.execute("SELECT key FROM kernels")}
   def measured_keys(self) -> set[str]:

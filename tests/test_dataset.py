@@ -663,3 +663,21 @@ def test_datasheet_throughput_counts_only_time_spent_measuring():
   ts = np.array([0.0, 1.0, 2.0, 3.0] + [1000.0 + i for i in range(5)])   # two runs, an idle hour-ish gap between them
   rate, hours = throughput(ts)
   assert IDLE_S < 997 and abs(hours*3600 - 7.0) < 1e-9 and abs(rate - 9/(7/60)) < 1e-6
+
+def test_extraction_in_workers_gives_the_serial_kernels(tmp_path):
+  # the variants scheduled in worker processes (generate-dataset's extraction: a network's training step takes tens of seconds):
+  # the same kernels, names and ASTs in the same order, deduplicated across variants and against what the store already holds
+  vs = select("gemm:m=32:k=32:n=32:fp32,softmax:rows=64:cols=128:log=0:fp32,softmax:rows=64:cols=128:log=1:fp32,layernorm:rows=64:cols=128:fp32", "CPU")
+  serial = [(v.name, [(k.key, k.name, k.ast) for k in ks]) for v, ks in extract(vs, "CPU")]
+  assert sum(len(ks) for _, ks in serial) < sum(len(kernel_asts(*v.build("CPU"))) for v in vs)   # a kernel the variants share: once
+  assert [(n, [(a, b, c.key) for a, b, c in ks]) for n, ks in serial] == \
+         [(v.name, [(k.key, k.name, k.ast.key) for k in ks]) for v, ks in extract(vs, "CPU", workers=2)]
+  seen = {serial[0][1][0][0]}
+  assert [k.key for _, ks in extract(vs, "CPU", set(seen), workers=2) for k in ks] == [k for _, ks in serial for k, _, _ in ks][1:]
+  from dataset.corpus import extract_into
+  for w in (1, 2):   # a store holds the same kernels however it was extracted: every column, and each blob's AST (its bytes may differ)
+    s = Store(tmp_path / f"w{w}.sqlite")
+    try: extract_into(s, vs, "CPU", progress=False, workers=w)
+    finally: s.close()
+  rows = lambda w: [(*r[:-1], Kernel.ast_from_blob(r[-1]).key.hex()) for r in sqlite3.connect(tmp_path / f"w{w}.sqlite").execute("SELECT * FROM kernels ORDER BY key")]
+  assert rows(1) == rows(2) and len(rows(1)) == sum(len(ks) for _, ks in serial) and all(r[0] == r[-1] for r in rows(1))
