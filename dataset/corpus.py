@@ -1,6 +1,6 @@
 """The kernel corpus: named variants of workloads and networks, and their extraction to deduplicated kernels."""
 from __future__ import annotations
-import itertools, multiprocessing
+import itertools, multiprocessing, sys
 from dataclasses import dataclass
 from typing import Callable, Iterable
 from tqdm import tqdm
@@ -240,7 +240,10 @@ def _extract(vs:list[Variant], device:str, seen:set[str], workers:int) -> Iterab
   if workers <= 1 or len(vs) <= 1:
     for v in vs: yield v, new(v, ((a.key.hex(), a) for a in kernel_asts(*v.build(device))))
     return
-  with multiprocessing.get_context("fork").Pool(min(workers, len(vs))) as pool:   # fork: nothing runs on a device while scheduling
+  # fork (nothing runs on a device while scheduling), unless this process is a Ray driver: its gRPC threads do not survive a fork
+  ray = sys.modules.get("ray")
+  ctx = multiprocessing.get_context("spawn" if ray is not None and ray.is_initialized() else "fork")
+  with ctx.Pool(min(workers, len(vs))) as pool:
     for v, rows in zip(vs, pool.imap(_scheduled, [(v, device) for v in vs])): yield v, new(v, rows)
 
 def extract(variants:Iterable[Variant], device:str, seen:set[str]|None=None, workers:int=1) -> Iterable[tuple[Variant, list[Kernel]]]:
