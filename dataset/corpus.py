@@ -249,7 +249,7 @@ def _extract(vs:list[Variant], device:str, seen:set[str], workers:int) -> Iterab
 def extract(variants:Iterable[Variant], device:str, seen:set[str]|None=None, workers:int=1) -> Iterable[tuple[Variant, list[Kernel]]]:
   """Kernels of each variant, deduplicated by AST key across the whole call (and against `seen`), in the variants' order. With
   workers > 1 the variants are scheduled in that many processes: a network's training step schedules for tens of seconds, and the
-  networks tier, one after another, ran for hours at the start of a GPU host's generate-dataset."""
+  networks tier, one variant after another, took over 20 minutes for 9 of its 28 networks on a 2-core machine."""
   for v, ks in _extract(list(variants), device, set() if seen is None else seen, workers): yield v, [k for k, _ in ks]
 
 def extract_into(store, variants:list[Variant], device:str, progress:bool=True, beat=lambda: None, workers:int=1):
