@@ -88,9 +88,13 @@ def run(a) -> int:
   if not a.no_plot: plot(res, res_path.with_suffix(".png"))
   return 0
 
+def split_results(d:Path) -> list[Path]:
+  """The fresh splits' result files in `d` (unseen_sS.json; not their BEAM=2 caches)."""
+  return sorted(p for p in Path(d).glob("unseen_s*.json") if re.fullmatch(r"unseen_s\d+\.json", p.name))
+
 def evaluated_keys(dirs:list[Path], own:Path) -> set[str]:
   """Kernel keys that another split's results (unseen_sS.json in `dirs`, `own` aside) already measured."""
-  files = {p.resolve() for d in dirs for p in Path(d).glob("unseen_s*.json") if re.fullmatch(r"unseen_s\d+\.json", p.name)} - {own.resolve()}
+  files = {p.resolve() for d in dirs for p in split_results(d)} - {own.resolve()}
   return {e["key"] for p in files for e in json.loads(p.read_text()).get("kernels", [])}
 
 def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str):
@@ -331,7 +335,7 @@ def main(argv=None) -> int:
   a.name = "unseen" if a.split is None else f"unseen_s{a.split}"
   a.beam_cache = a.beam_cache or f"results/{a.name}_beam2.json"
   if a.rank_pairs:
-    res = rank_pairs(a.rank_pairs, sorted(p for p in Path(a.out).glob("unseen_s*.json") if re.fullmatch(r"unseen_s\d+\.json", p.name)))
+    res = rank_pairs(a.rank_pairs, split_results(Path(a.out)))
     print(json.dumps(res, indent=1)); return 0
   if a.list:
     for i, s in enumerate(a.specs): print(f"{i:3d} {s}")
