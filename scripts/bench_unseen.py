@@ -335,7 +335,9 @@ def main(argv=None) -> int:
   a.name = "unseen" if a.split is None else f"unseen_s{a.split}"
   a.beam_cache = a.beam_cache or f"results/{a.name}_beam2.json"
   if a.rank_pairs:
-    res = rank_pairs(a.rank_pairs, split_results(Path(a.out)))
+    from models.cost_model import CostModelError
+    try: res = rank_pairs(a.rank_pairs, split_results(Path(a.out)))
+    except (CostModelError, OSError, ValueError) as e: print(f"bench_unseen: error: {one_line(e, 300)}", file=sys.stderr); return 2
     print(json.dumps(res, indent=1)); return 0
   if a.list:
     for i, s in enumerate(a.specs): print(f"{i:3d} {s}")

@@ -146,3 +146,6 @@ def test_rank_pairs_scores_the_learned_answer_against_beam2s(tmp_path, capsys):
   res = json.loads(capsys.readouterr().out)
   assert res["kernels"] == 2 and res["beam2_faster"] == 2 and [r["name"] for r in res["rows"]] == [e["name"] for e in far]
   assert res["ordered_right"] == sum(r["score_beam2"] > r["score_learned"] for r in res["rows"]) == 2 - res["beam2_faster_scored_lower"]
+  assert mod.main(["--rank-pairs", str(tmp_path / "nope.txt"), "--out", str(tmp_path)]) == 2   # a missing model: one line, no traceback
+  err = capsys.readouterr().err
+  assert err.startswith("bench_unseen: error:") and len(err.strip().splitlines()) == 1
