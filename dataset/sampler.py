@@ -78,6 +78,28 @@ def unmeasured_children(base:Scheduler, parent:tuple[Opt, ...], avoid:frozenset=
   if (k := replay(base, parent)) is None: return []
   return [(a, c) for a, c in children(k) if parent + (a,) not in avoid]
 
+def neighbors(base:Scheduler, opts:tuple[Opt, ...], actions:list[Opt]=ACTIONS, positions:range|None=None) -> list[tuple[tuple[Opt, ...], Scheduler]]:
+  """The configs one step from `opts` sideways rather than deeper: one of its opts (at `positions`, default all) with another amount
+  (the same op on the same axis: UPCAST 4 -> 2, LOCAL 16 -> 8) or left out, the rest replayed after it. One per distinct kernel
+  within the size limits, `opts`'s own kernel excluded; none if `opts` does not replay. Where a cost model misranks a shape it
+  has not seen, it is mostly by an amount: the faster config BEAM=2 found is often such a neighbour of the learned answer."""
+  prefix = [base]
+  for o in opts:
+    if (k := try_apply(prefix[-1], o, limits=False)) is None: return []
+    prefix.append(k)
+  out, seen = [], {prefix[-1].ast.key}
+  for i in (positions if positions is not None else range(len(opts))):
+    o = opts[i]
+    for a in [None] + [a for a in actions if a.op is o.op and a.axis == o.axis and a.arg != o.arg]:
+      k = prefix[i] if a is None else try_apply(prefix[i], a, limits=False)
+      for s in opts[i+1:]:
+        if k is None: break
+        k = try_apply(k, s, limits=False)
+      if k is None or k.ast.key in seen or not within_limits(k): continue
+      seen.add(k.ast.key)
+      out.append((opts[:i] + ((a,) if a is not None else ()) + opts[i+1:], k))
+  return out
+
 def model_children(base:Scheduler, parent:tuple[Opt, ...], score:Callable[[list[Scheduler]], np.ndarray],
                    avoid:frozenset=frozenset()) -> list[tuple[Opt, ...]]:
   """The children of `parent` not in `avoid`, the cost model's favourite first (active learning, as Ansor's measure loop: what the

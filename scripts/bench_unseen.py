@@ -93,8 +93,9 @@ def split_results(d:Path) -> list[Path]:
   return sorted(p for p in Path(d).glob("unseen_s*.json") if re.fullmatch(r"unseen_s\d+\.json", p.name))
 
 def evaluated_keys(dirs:list[Path], own:Path) -> set[str]:
-  """Kernel keys that another split's results (unseen_sS.json in `dirs`, `own` aside) already measured."""
-  files = {p.resolve() for d in dirs for p in split_results(d)} - {own.resolve()}
+  """Kernel keys that another split's results (unseen_sS.json in `dirs`; not `own`'s split, wherever it is: a split measured again
+  measures all of its kernels) already measured."""
+  files = {p.resolve() for d in dirs for p in split_results(d) if p.name != own.name}
   return {e["key"] for p in files for e in json.loads(p.read_text()).get("kernels", [])}
 
 def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str):

@@ -70,7 +70,9 @@ class Beam:
   stale rounds more; a round must better the best by min_gain to count. k=0 is pure-model mode: the top pick of every depth,
   deepest first, is left to the final verification. Entries are (opts, AST key)."""
   width: int = 4
-  k: int = 6
+  # a round's children: with its near_k neighbours, rounds are as large as they were with 6 children (7, 10 where unsure): a round
+  # waits on its slowest compile, and compile times are heavy-tailed
+  k: int = 4
   seed_picks: int = 8
   max_depth: int = 12
   patience: int = 0
@@ -79,14 +81,18 @@ class Beam:
   history_picks: int = 3      # first-batch places for ctx.history's configs, taken from the model's picks
   history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
   adaptive: bool = True       # the kernel's measurements decide when the search stops (and, with `correct`, re-rank its children)
-  min_gain: float = 0.01      # adaptive: a round that betters the best by less is stale
+  min_gain: float = 0.02      # adaptive: a round that betters the best by less is stale
   unsure_gap: float = 0.15    # adaptive: the model is unsure here if its top-scored measured config is this much slower than the fastest
   unsure_patience: int = 1    # adaptive: stale rounds more where the model is unsure
-  unsure_k: int = 10          # adaptive: a later round's candidates where the model is unsure
+  unsure_k: int = 7           # adaptive: a later round's children where the model is unsure
   # re-rank later rounds' children by the kernel's online correction (search.adapt): replayed on 777 kernels whose network or
   # family the model never saw (scripts/bench_adapt.py), it found the measured best on 83% of kernels at 24 measurements against
   # the model's own order's 87%; held near that order (alpha 200) it is within a point of it: off
   correct: bool = False
+  # later rounds also time the near_k best-scored neighbours of the fastest measured config (dataset.sampler.neighbors: one opt's
+  # amount changed or one opt left out), once per config: of split 1 and 2's 18 kernels over 1.12x BEAM=2's, most lost by an
+  # amount (UPCAST 4 where BEAM=2 took 2, LOCAL 16 for 8), which children of the fastest configs never revisit
+  near_k: int = 3
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
@@ -179,7 +185,7 @@ class Beam:
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)
-      else: st.update(batch=batch, measured=[], expanded=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
+      else: st.update(batch=batch, measured=[], expanded=set(), neared=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
                       best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None, info={}, fix=None, gap=0.0,
                       max_rounds=1 if self.one_round(ctx) else self.max_depth)
     return [o for o, _ in st["batch"] or []]
@@ -191,17 +197,21 @@ class Beam:
     st = ctx.state
     if st["expansion"] is None:
       beam = [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]
+      near = [o for o, _ in st["measured"][:1] if o not in st["neared"]] if self.near_k > 0 else []
       st["expanded"].update(beam)
-      st["expansion"] = (beam, ctx.expand(beam))
-    beam, ex = st["expansion"]
-    if not wait and not ex.done(): return False
+      st["neared"].update(near)
+      st["expansion"] = (beam, ctx.expand(beam), ctx.expand(near, near=True) if near else None)
+    beam, ex, nx = st["expansion"]
+    if not wait and not (ex.done() and (nx is None or nx.done())): return False
     late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
     k = ctx.round_size or (self.unsure_k if self.adaptive and st["gap"] > self.unsure_gap else self.k)
-    kids = _round_robin(_rank(ex.result(), st["seen"], st["fix"] if self.adaptive and self.correct else None, st["info"])[0], beam, k)
+    fix = st["fix"] if self.adaptive and self.correct else None
+    kids = _round_robin(_rank(ex.result(), st["seen"], fix, st["info"])[0], beam, k)
+    if nx is not None: kids += _rank(nx.result(), st["seen"], fix, st["info"])[0][:self.near_k]
     if not kids and (more := [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]):
       # the fastest configs have no new children (deep ones, at the size limits): the next fastest are expanded instead
       st["expanded"].update(more)
-      st["expansion"] = (more, ctx.expand(more))
+      st["expansion"] = (more, ctx.expand(more), None)
       return self._next(ctx, wait)
     # no children left but stragglers still compiling: the round waits for them rather than the search stopping (a loaded machine
     # straggles most of a first batch, and the deep configs it did time may have no children)

@@ -7,7 +7,7 @@ from typing import Callable
 import numpy as np
 from tinygrad.codegen.opt import Opt
 from tinygrad.codegen.opt.postrange import Scheduler
-from dataset.sampler import ACTIONS, children, replay
+from dataset.sampler import ACTIONS, children, neighbors, replay
 from dataset.compile import worker_base
 from search.measure import Measurer
 from search.adapt import shape_terms
@@ -20,30 +20,42 @@ def _scored(base:Scheduler, score:Scorer, actions:list[Opt], parent:tuple[Opt, .
   if (k := replay(base, parent)) is None or not (kids := children(k, actions)): return []
   return [(float(x), parent + (a,), c.ast.key, shape_terms(c)) for x, (a, c) in zip(np.asarray(score([c for _, c in kids])), kids)]
 
+def _scored_near(base:Scheduler, score:Scorer, actions:list[Opt], config:tuple[Opt, ...]) -> list[Scored]:
+  """Every neighbour of `config` (dataset.sampler.neighbors), scored."""
+  if not (near := neighbors(base, config, actions)): return []
+  return [(float(x), o, c.ast.key, shape_terms(c)) for x, (o, c) in zip(np.asarray(score([c for _, c in near])), near)]
+
 def scored_children(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...]]) -> list[Scored]:
   """_scored in a compile worker (AST blob, kernel key, scorer, actions, parent)."""
   blob, key, score, actions, parent = args
   return _scored(worker_base(blob, key), score, actions, parent)
 
+def scored_neighbors(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...]]) -> list[Scored]:
+  """_scored_near in a compile worker (AST blob, kernel key, scorer, actions, config)."""
+  blob, key, score, actions, config = args
+  return _scored_near(worker_base(blob, key), score, actions, config)
+
 class Expansion:
-  """The scored children of some configs: enumerating and featurizing a convolution's children costs ~0.15 s of CPU per parent,
-  so with a compile pool (and a scorer that can travel to it) the parents are expanded in workers, in parallel, and the caller
+  """The scored children of some configs (near: their neighbours instead, dataset.sampler.neighbors): enumerating and
+  featurizing a convolution's children costs ~0.15 s of CPU per parent, so with a compile pool (and a scorer that can travel to it) the parents are expanded in workers, in parallel, and the caller
   may go on meanwhile; without one they are expanded here, when asked. Workers a parent each would leave idle (a descent has 4
   parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
-  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]]):
-    self.ctx, self.futs, self.rows = ctx, None, None
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], near:bool=False):
+    self.ctx, self.futs, self.rows, self.near = ctx, None, None, near
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
-    chunks = max(1, (m.workers if m is not None else 0) // max(1, len(parents)*ctx.share))
+    # a config's neighbours are a job each: they cost a few replays, not a scan of the action space
+    chunks = 1 if near else max(1, (m.workers if m is not None else 0) // max(1, len(parents)*ctx.share))
     n = len(ctx.actions)
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
     self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
     if m is not None and m.pool is not None and len(self.jobs) > 1 and portable:
-      try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p)) for p, acts in self.jobs]
+      fn = scored_neighbors if near else scored_children
+      try: self.futs = [m.pool.submit(fn, (m.blob, m.kernel.key, ctx.score, acts, p)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
   def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
   def result(self) -> list[Scored]:
     if self.rows is None:
-      local = lambda p, acts: _scored(self.ctx.base, self.ctx.score, acts, p)
+      local = lambda p, acts: (_scored_near if self.near else _scored)(self.ctx.base, self.ctx.score, acts, p)
       self.rows = []
       for i, (p, acts) in enumerate(self.jobs):
         try: self.rows += self.futs[i].result() if self.futs is not None else local(p, acts)
@@ -62,4 +74,4 @@ class Context:
   share: int = 1                   # kernels expanding in the compile pool at once: a parent's actions split over the rest
   round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
   history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
-  def expand(self, parents:list[tuple[Opt, ...]]) -> Expansion: return Expansion(self, parents)
+  def expand(self, parents:list[tuple[Opt, ...]], near:bool=False) -> Expansion: return Expansion(self, parents, near)

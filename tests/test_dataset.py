@@ -4,6 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest, torch
 from tinygrad import Tensor
+from tinygrad.codegen.opt import Opt, OptOps
 from tinygrad.uop.ops import Ops
 from tinygrad.engine.realize import compile_linear, run_linear
 from dataset.corpus import CORPUS, ShapeError, extract, parse_variant, select
@@ -94,6 +95,23 @@ def test_rooted_copies_keep_ranges_that_match_a_plain_scheduler():
       assert k.root is base.root and base.applied_opts == [] and k.applied_opts == opts   # copies share nothing mutable
       checked += bool(opts)
   assert checked >= 20
+
+def test_neighbours_change_one_amount_or_leave_one_opt_out():
+  from dataset.sampler import neighbors
+  base = scheduler(kernel_asts(*parse_variant("conv2d:n=1:c=8:h=8:w=8:k=16:ks=3:stride=1:padding=1:fp32").build("CPU"))[0], CPU)
+  opts = hand_coded(base)
+  assert len(opts) >= 2
+  near = neighbors(base, opts)
+  keys = [k.ast.key for _, k in near]
+  assert near and len(set(keys)) == len(keys) and replay(base, opts).ast.key not in keys
+  for o, k in near:
+    assert replay(base, o).ast.key == k.ast.key
+    if len(o) == len(opts) - 1: assert any(o == opts[:i] + opts[i+1:] for i in range(len(opts)))
+    else:
+      diff = [i for i, (a, b) in enumerate(zip(o, opts)) if a != b]
+      assert len(o) == len(opts) and len(diff) == 1 and (o[diff[0]].op, o[diff[0]].axis) == (opts[diff[0]].op, opts[diff[0]].axis)
+  assert neighbors(base, opts, positions=range(0)) == []
+  assert neighbors(base, opts + (Opt(OptOps.UPCAST, 99, 4),)) == []   # a config that does not replay has none
 
 def test_model_proposals_are_unmeasured_children_best_scored_first():
   ast = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp32").build("CPU"))[0]
