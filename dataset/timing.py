@@ -34,6 +34,7 @@ ROUNDING = 8.0
 # 60 s: an unoptimized reference of a large kernel runs for seconds on a CPU core.
 RUN_TIMEOUT_S = 60.0
 class RunTimeout(Exception): pass
+WEDGED: dict[str, str] = {}   # device -> why it runs nothing more in this process (a hung kernel: Bench)
 
 def bounded(fn, limit_s:float|None):
   """fn() on a daemon thread, waited for at most limit_s seconds (None: in this thread); RunTimeout after that, fn left running."""
@@ -120,13 +121,15 @@ class Bench:
   """Device buffers of one kernel at its real size, filled with random data (never zeros, which hide unwritten outputs). Every run
   is bounded by limit_s (RunTimeout): on the CPU a hung run keeps the buffers it writes (never freed) and the Bench goes on with
   new ones holding the same inputs; on a GPU a hung kernel blocks every later operation of its context, so the Bench is `wedged`
-  and refuses to run more (RunTimeout at once): only a new process recovers the device."""
+  and refuses to run more (RunTimeout at once): only a new process recovers the device. So does every Bench made on that device
+  later in the process (WEDGED): allocating its buffers would block behind the hung kernel, and tune-model goes on to other kernels."""
   limit_s: float|None = RUN_TIMEOUT_S   # seconds a run may take (None: unbounded, in the calling thread)
   wedged: str|None = None               # why this device can run nothing more
   def __init__(self, ast:UOp, device:str, flush, seed:int=0, limit_s:float|None=RUN_TIMEOUT_S):
     self.ast, self.device, self.flush, self.seed, self.limit_s = ast, device, flush, seed, limit_s
     self.low = low_dtype(ast)
-    self.bufs, self.var_vals = self._alloc()
+    self.wedged = WEDGED.get(device)
+    self.bufs, self.var_vals = self._alloc() if self.wedged is None else ([], {})
     self.hung: list[list[Buffer]] = []   # buffers of runs that never finished: still in use by them
     self.ref: dict[int, np.ndarray]|None = None
     self.exact: dict[int, Exact]|None = None   # a low-precision kernel's outputs in float32 (widen), and what they allow
@@ -154,7 +157,7 @@ class Bench:
     try: return bounded(lambda: next(timer), self.limit_s)
     except RunTimeout as e:
       self.hung.append(bufs or self.bufs)
-      if self.device != "CPU": self.wedged = f"{e}: the device is blocked behind it"
+      if self.device != "CPU": self.wedged = WEDGED[self.device] = f"{e}: the device is blocked behind it"
       elif bufs is None: self.bufs, self.var_vals = self._alloc()
       raise
 

@@ -92,8 +92,10 @@ def test_a_hung_run_is_recorded_as_timeout_and_the_search_goes_on(monkeypatch):
 
 def test_a_hung_run_wedges_a_gpu(monkeypatch):
   # on a GPU every later operation waits behind a kernel that never ends: nothing more runs, and everything is answered at once
+  import dataset.timing as T
   from dataset.timing import Bench, RunTimeout
   from dataset.device import L2Flush
+  monkeypatch.setattr(T, "WEDGED", {})
   k = _kernel()
   b = Bench(k.ast, "CPU", L2Flush("CPU"), limit_s=0.5)
   b.device = "CUDA"   # as on a GPU: only the watchdog's reaction differs
@@ -102,6 +104,12 @@ def test_a_hung_run_wedges_a_gpu(monkeypatch):
   assert b.wedged is not None and b.bufs is b.hung[0]
   with within(2), pytest.raises(RunTimeout): b.time(None)
   b.release()   # frees nothing: the hung kernel still uses the buffers
+  # the next kernel's Bench on that device (tune-model goes on) allocates nothing, which would block behind the hung kernel, and
+  # refuses at once; another device is unaffected
+  later = Bench(k.ast, "CUDA", L2Flush("CPU"), limit_s=0.5)
+  assert later.wedged == b.wedged and later.bufs == []
+  with within(2), pytest.raises(RunTimeout): later.time(None)
+  assert Bench(k.ast, "CPU", L2Flush("CPU")).wedged is None
 
 def test_generate_counts_a_hung_compile_worker(tmp_path, monkeypatch):
   import dataset.generate as G
