@@ -197,6 +197,11 @@ class Beam:
     st = ctx.state
     if st["expansion"] is None:
       beam = [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]
+      if beam and not any(_tc(o) for o in (*beam, *st["expanded"])):
+        # tensor cores once: a tensor-core config as the first batch timed it (a first action, few upcasts) loses to configs tuned
+        # a depth further, and is never expanded (a LLaMA block's fused gate/up GEMM stayed 1.5x behind BEAM=2's tensor-core pick)
+        if (tc := next((o for o, _ in st["measured"] if _tc(o) and o not in st["expanded"]), None)) is not None:
+          beam = beam[:1] + [tc] + beam[1:self.width - 1]   # second: a round too small for every parent still has its child
       near = [o for o, _ in st["measured"][:1] if o not in st["neared"]] if self.near_k > 0 else []
       st["expanded"].update(beam)
       st["neared"].update(near)

@@ -474,6 +474,27 @@ def test_a_later_round_times_the_fastest_configs_best_scored_neighbours():
     assert not set(best_near) & {o for o, _ in ctx.state["batch"]}
   m.close()
 
+def test_a_measured_tensor_core_config_is_expanded_once():
+  # as the first batch times it, a tensor-core config (one action) loses to configs a depth further; it gets one expansion anyway
+  from search.beam import Beam, _tc
+  from dataset.sampler import children, replay
+  ren = renderer_for("CUDA", "sm_90", compiler=False)
+  k = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp16").build("CPU"))[0]
+  ctx = Context(scheduler(k, ren), None, upcast_scorer, random.Random(0))
+  kids = [((a,), c.ast.key) for a, c in children(ctx.base)]
+  tc = next(c for c in kids if _tc(c[0]))
+  plain = [c for c in kids if not _tc(c[0])][:7]
+  b = Beam(k=2, near_k=0)
+  ctx.state.update(batch=None, measured=plain + [tc], expanded=set(), neared=set(), seen={c[1] for c in kids}, late=[], expansion=None,
+                   info={}, fix=None, gap=0.0)
+  b._next(ctx)
+  batch, first = [o for o, _ in ctx.state["batch"]], set(ctx.state["expanded"])
+  assert first == {plain[0][0], tc[0], plain[1][0], plain[2][0]}   # the slowest measured, in place of the 4th fastest
+  assert len(batch) == 2 and batch[0][:1] == plain[0][0] and batch[1][:1] == tc[0]   # its child second: a round of 2 has it
+  ctx.state.update(batch=None, measured=[(o, key) for o, key in ctx.state["measured"] if o != tc[0]] + [(tc[0] + (batch[1][-1],), b"x")])
+  b._next(ctx)   # once only: with a tensor-core config expanded, the width fastest not expanded are the parents again
+  assert ctx.state["expanded"] - first == {c[0] for c in plain[3:7]}   # not the slower tensor-core child
+
 def test_a_scheduled_beam_goes_on_after_a_round_without_a_faster_time():
   # under tune-model's scheduler (search.task_scheduler.SCHEDULED) the scheduler ends a kernel's rounds, not the beam's patience:
   # a Llama block's 58%-share GEMM stopped after one fruitless round at 1.6x BEAM=2's time
