@@ -3,7 +3,10 @@ a shared-memory reduce, in either order). kerntune's fuzzer (search.fuzz) found 
 the grouping on an H100 (results/fuzz.md, where its reproduce() lines reran the failures). This script needs tinygrad alone.
 tinygrad refuses the other unroll order (codegen/opt/postrange.py: "cannot pad upcasted") but not these.
   python results/tinygrad_bugs/padded_reduce.py             # the CPU device: the unroll case (GROUP needs shared memory)
-  DEV=CUDA python results/tinygrad_bugs/padded_reduce.py    # both cases; the grouped one has not run in this form on a GPU yet
+  DEV=CUDA python results/tinygrad_bugs/padded_reduce.py    # both cases
+On an H100 (2026-11-26, results/logs/padded_reduce_h100.log) the unroll case computes wrong there too (max abs error 8.66); the
+grouped case as written here computes right: the GPU fuzzer's grouped failures need their own kernels (results/fuzz.md's
+reproduce() lines), and this form of it reproduces nothing yet.
 unroll: a batched matmul (3, 64, 33) @ (3, 33, 16), its 33-long reduce axis padded to 48, then unrolled by 4.
 group: the row mean of squares of a (64, 100) float32 tensor, 8 rows a block (LOCAL), the 100-long reduce grouped whole (GROUP)
 and then padded to 128 (PADTO): the GPU fuzzer's first failure."""
