@@ -4,12 +4,13 @@ the grouping on an H100 (results/fuzz.md, where its reproduce() lines reran the 
 tinygrad refuses the other unroll order (codegen/opt/postrange.py: "cannot pad upcasted") but not these.
   python results/tinygrad_bugs/padded_reduce.py             # the CPU device: the unroll case (GROUP needs shared memory)
   DEV=CUDA python results/tinygrad_bugs/padded_reduce.py    # both cases
-On an H100 (2026-11-26, results/logs/padded_reduce_h100.log) the unroll case computes wrong there too (max abs error 8.66); the
-grouped case as written here computes right: the GPU fuzzer's grouped failures need their own kernels (results/fuzz.md's
-reproduce() lines), and this form of it reproduces nothing yet.
 unroll: a batched matmul (3, 64, 33) @ (3, 33, 16), its 33-long reduce axis padded to 48, then unrolled by 4.
-group: the row mean of squares of a (64, 100) float32 tensor, 8 rows a block (LOCAL), the 100-long reduce grouped whole (GROUP)
-and then padded to 128 (PADTO): the GPU fuzzer's first failure."""
+group: the GPU fuzzer's first failure, rmsnorm's first kernel (64 x 100 float32: sqrt(mean(x^2) + 1e-6) per row, the same AST),
+8 rows a block (LOCAL), the 100-long reduce grouped whole (GROUP) and then padded to 128 (PADTO).
+On an H100 (2026-11-26, results/logs/padded_reduce_h100.log) the unroll case computes wrong there too (max abs error 8.66); the
+grouped case ran then as a plain mean of squares, a different kernel, and computed right. In the fuzzer's own form (this one: the
+AST is the failing kernel's) it has not run standalone on a GPU yet; results/fuzz.md's reproduce() lines rerun it through kerntune.
+"""
 from dataclasses import replace
 import numpy as np
 import tinygrad.tensor as T
@@ -30,9 +31,9 @@ def bmm() -> Tensor:
   rng = np.random.default_rng(0)
   a, b = (Tensor(rng.standard_normal(s).astype(np.float32)).realize() for s in ((3, 64, 33), (3, 33, 16)))
   return a @ b
-def mean_sq() -> Tensor:
+def rms() -> Tensor:
   x = Tensor(np.random.default_rng(0).standard_normal((64, 100)).astype(np.float32)).realize()
-  return (x * x).mean(-1)
+  return (x.square().mean(-1, keepdim=True) + 1e-6).sqrt()
 
 def run(f, opts:tuple[Opt, ...]|None) -> np.ndarray:
   global OPTS
@@ -42,7 +43,7 @@ def run(f, opts:tuple[Opt, ...]|None) -> np.ndarray:
   finally: OPTS = None
 
 CASES = [(bmm, [(Opt(OptOps.PADTO, 3, 16),), (Opt(OptOps.PADTO, 3, 16), Opt(OptOps.UNROLL, 0, 4))]),   # (33 unrolled by 4 alone is refused)
-         (mean_sq, [(Opt(OptOps.LOCAL, 0, 8), Opt(OptOps.GROUP, 0, 0)), (Opt(OptOps.LOCAL, 0, 8), Opt(OptOps.GROUP, 0, 0), Opt(OptOps.PADTO, 2, 32))])]
+         (rms, [(Opt(OptOps.LOCAL, 0, 8), Opt(OptOps.GROUP, 0, 0)), (Opt(OptOps.LOCAL, 0, 8), Opt(OptOps.GROUP, 0, 0), Opt(OptOps.PADTO, 2, 32))])]
 
 if __name__ == "__main__":
   for f, configs in CASES:
