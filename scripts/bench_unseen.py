@@ -14,6 +14,8 @@ to; its files are unseen_sSEED.* and its BEAM=2 cache results/unseen_sSEED_beam2
 kernels is in the stores, their shards or the histories. Two GPUs run halves of it (--range, each its own --out) and --merge joins
 them:
   python scripts/bench_unseen.py --split 1 --merge a/unseen_s1.json b/unseen_s1.json --out results
+A search change is measured against the defaults in one call with --repeats 2 --variant '{"speculate": true}' (the last run's Beam
+parameters): both runs re-timed side by side, each run's geomean and wall in the report.
 BEAM=2's picks and search cost are kept in results/unseen_beam2.json, so a later call re-times BEAM=2's pick beside a new learned
 search instead of searching again (the JSON says which call each BEAM=2 search ran in)."""
 from __future__ import annotations
@@ -65,7 +67,7 @@ def run(a) -> int:
   res = json.loads(res_path.read_text()) if a.resume and res_path.is_file() else {}
   res.update(device=f"{dev_name} ({arch})", date=time.strftime("%Y-%m-%d"), command="python scripts/bench_unseen.py " + " ".join(a.argv),
              model=model_path, fingerprint=fingerprint(specs), split=a.split if a.split is not None else SEED, budget=DEFAULT_BUDGET,
-             workers=a.workers)
+             workers=a.workers, variant=a.variant)
   res.setdefault("kernels", []); res.setdefault("networks", [])
   done = {e["key"] for e in res["kernels"]}
   # a fresh split measures only kernels no earlier split evaluated (two splits share common kernels: split 2 holds 8 of split 1's)
@@ -113,7 +115,8 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
     reps = []
     for r in range(a.repeats):
       st = time.perf_counter()
-      (o_r, m_r), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, r, a.workers)
+      params = a.variant if a.variant and r == a.repeats - 1 else {}   # --variant: the last run's Beam parameters
+      (o_r, m_r), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, r, a.workers, **params)
       reps.append((o_r, m_r, time.perf_counter() - st))
       m_r.close()
       if r: row[extra[r - 1]]["opts"].append(opts_to_json(o_r.opts))
@@ -208,13 +211,16 @@ def summary(res:dict) -> dict:
           "verified": sum(bool(e["verified"]) for e in res["kernels"]), "all": len(res["kernels"]),
           "crashed": sum(len(c["keys"]) for c in res.get("crashed", [])),
           "hand_vs_beam2": geomean([e["hand_us"]/e["beam2_us"] for e in ks]),
-          "repeats": _repeats(ks)}
+          **_repeats(ks)}
 
-def _repeats(ks:list[dict]) -> list[float]:
-  """The learned / BEAM=2 geomean of each run of the learned search (--repeats), where every kernel has every run verified."""
+def _repeats(ks:list[dict]) -> dict[str, list[float]]:
+  """Of each run of the learned search (--repeats), where every kernel has every run verified: the learned / BEAM=2 geomean
+  (repeats) and its search wall / BEAM=2's, summed (repeats_wall)."""
   n = min((len(e.get("repeats", [])) for e in ks), default=0)
-  if n < 2 or not all(x.get("us") and x["verified"] for e in ks for x in e["repeats"][:n]): return []
-  return [geomean([e["repeats"][r]["us"]/e["beam2_us"] for e in ks]) for r in range(n)]
+  if n < 2 or not all(x.get("us") and x["verified"] for e in ks for x in e["repeats"][:n]): return {"repeats": [], "repeats_wall": []}
+  beam_s = max(1e-9, sum(e["beam2_s"] for e in ks))
+  return {"repeats": [geomean([e["repeats"][r]["us"]/e["beam2_us"] for e in ks]) for r in range(n)],
+          "repeats_wall": [sum(e["repeats"][r]["s"] for e in ks)/beam_s for r in range(n)]}
 
 def network_entry(rep:dict, command:str) -> dict:
   """A bench_models.py report (one model of its models.json) as an unseen.json network entry; its own device, date and command:
@@ -262,7 +268,10 @@ def write_markdown(res:dict, path:Path):
            f"- learned / BEAM=2 kernel time: geomean {s['geomean_vs_beam2']:.3f}x, worst {s['worst_vs_beam2']:.2f}x, {s['over_1.2x']} over 1.20x",
            f"- hand-coded / BEAM=2: geomean {s['hand_vs_beam2']:.3f}x",
            *([f"- {len(s['repeats'])} runs of the learned search (seeds 0..{len(s['repeats']) - 1}), geomean per run: "
-              + ", ".join(f"{g:.3f}x" for g in s["repeats"]) + f" (spread {max(s['repeats']) - min(s['repeats']):.3f})"] if len(s["repeats"]) > 1 else []),
+              + ", ".join(f"{g:.3f}x" for g in s["repeats"]) + f" (spread {max(s['repeats']) - min(s['repeats']):.3f}); search wall / BEAM=2's "
+              + "per run: " + ", ".join(f"{w:.3f}" for w in s["repeats_wall"])
+              + (f"; the last run with Beam({', '.join(f'{k}={v!r}' for k, v in res['variant'].items())})" if res.get("variant") else "")]
+             if len(s["repeats"]) > 1 else []),
            f"- learned search wall / BEAM=2's: {s['wall_share']:.3f} summed, {s['wall_share_geomean']:.3f} geomean per kernel"]
   if len(devs := list(dict.fromkeys(e["device"] for e in res["kernels"] if e.get("device")))) > 1:   # a run per device kind: each apart
     for d in devs:
@@ -320,6 +329,8 @@ def main(argv=None) -> int:
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")
   ap.add_argument("--repeats", type=int, default=1, help="runs of the learned search per kernel (seeds 0..R-1), all re-timed side by "
                   "side: the report gives the spread of the geomean between runs")
+  ap.add_argument("--variant", type=json.loads, default=None, metavar="JSON", help="Beam parameters of the last of the --repeats runs, "
+                  "e.g. '{\"speculate\": true}': a search change measured against the defaults in the same call, side by side")
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (plot later with --replot)")
   ap.add_argument("--rank-pairs", metavar="MODEL", help="offline (no GPU): over the results/unseen_s*.json kernels where the learned answer "
                   "and BEAM=2's differ by 5%% or more, how often MODEL scores the faster one higher; JSON to stdout, and exit")
@@ -328,6 +339,11 @@ def main(argv=None) -> int:
                   "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
   a = ap.parse_args(argv)
   if a.repeats < 1 or a.rounds < 1: ap.error("--repeats and --rounds take 1 or more")
+  if a.variant is not None:   # before any work: a typo would otherwise fail on the first kernel, after the setup
+    from dataclasses import fields
+    from search.beam import Beam
+    if a.repeats < 2 or not isinstance(a.variant, dict) or set(a.variant) - {f.name for f in fields(Beam)}:
+      ap.error(f"--variant: a JSON object of Beam parameters, with --repeats 2 or more (got {a.variant!r})")
   if a.part is not None:
     try: a.part = tuple(int(x) for x in a.part.split("/")); assert len(a.part) == 2 and 0 <= a.part[0] < a.part[1]
     except (ValueError, AssertionError): ap.error(f"--part: I/N with 0 <= I < N, got {a.part!r}")

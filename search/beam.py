@@ -40,6 +40,12 @@ def _round_robin(ranked:list, parents:list[tuple[Opt, ...]], k:int) -> list:
 
 def _tc(opts:tuple[Opt, ...]) -> bool: return any(o.op is OptOps.TC for o in opts)
 
+class _Joined:
+  """Expansions of single parents as one (Context.expand's interface): a speculated parent's is reused whatever the others are."""
+  def __init__(self, parts:list): self.parts = parts
+  def done(self) -> bool: return all(p.done() for p in self.parts)
+  def result(self) -> list: return [r for p in self.parts for r in p.result()]
+
 def _with_tensor_cores(seeds:list, pool:list, size:int) -> list:
   """The first batch holds a tensor-core config wherever one applies: its best-scored one takes the model's last pick's place if
   no pick has one.
@@ -93,6 +99,11 @@ class Beam:
   # amount changed or one opt left out), once per config: of split 1 and 2's 18 kernels over 1.12x BEAM=2's, most lost by an
   # amount (UPCAST 4 where BEAM=2 took 2, LOCAL 16 for 8), which children of the fastest configs never revisit
   near_k: int = 3
+  # compile the next round while this one is timed: once half a batch is timed, the parents the next round would have then are
+  # expanded and their picks prefetched; where the round's end leaves the parents as they were, its batch is compiled or compiling.
+  # The picks are the same either way: only when they compile changes. Rounds wait on compiles: split 3's learned wall was 86 of
+  # 182 s in waits of over 0.25 s between timings, most between rounds
+  speculate: bool = False
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
@@ -196,34 +207,73 @@ class Beam:
     wait=False returns False while it runs."""
     st = ctx.state
     if st["expansion"] is None:
-      beam = [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]
-      if beam and not any(_tc(o) for o in (*beam, *st["expanded"])):
-        # tensor cores once: a tensor-core config as the first batch timed it (a first action, few upcasts) loses to configs tuned
-        # a depth further, and is never expanded (a LLaMA block's fused gate/up GEMM stayed 1.5x behind BEAM=2's tensor-core pick)
-        if (tc := next((o for o, _ in st["measured"] if _tc(o) and o not in st["expanded"]), None)) is not None:
-          beam = beam[:1] + [tc] + beam[1:self.width - 1]   # second: a round too small for every parent still has its child
-      near = [o for o, _ in st["measured"][:1] if o not in st["neared"]] if self.near_k > 0 else []
+      beam, near = self._parents(st, st["measured"])
       st["expanded"].update(beam)
       st["neared"].update(near)
-      st["expansion"] = (beam, ctx.expand(beam), ctx.expand(near, near=True) if near else None)
+      st["expansion"] = (beam, self._expand(ctx, beam), self._expand(ctx, near, True) if near else None)
+      st["spec_kids"], st["spec"] = st.get("spec") or [], None   # what a speculation prefetched: dropped below if not picked
     beam, ex, nx = st["expansion"]
     if not wait and not (ex.done() and (nx is None or nx.done())): return False
     late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
-    k = ctx.round_size or (self.unsure_k if self.adaptive and st["gap"] > self.unsure_gap else self.k)
-    fix = st["fix"] if self.adaptive and self.correct else None
-    kids = _round_robin(_rank(ex.result(), st["seen"], fix, st["info"])[0], beam, k)
-    if nx is not None: kids += _rank(nx.result(), st["seen"], fix, st["info"])[0][:self.near_k]
+    kids = self._pick(ctx, beam, ex, nx, st["seen"])
     if not kids and (more := [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]):
       # the fastest configs have no new children (deep ones, at the size limits): the next fastest are expanded instead
       st["expanded"].update(more)
-      st["expansion"] = (more, ctx.expand(more), None)
+      st["expansion"] = (more, self._expand(ctx, more), None)
       return self._next(ctx, wait)
     # no children left but stragglers still compiling: the round waits for them rather than the search stopping (a loaded machine
     # straggles most of a first batch, and the deep configs it did time may have no children)
     if not kids and not late: late = st["late"]
     st["batch"] = late + kids
     st["late"], st["expansion"] = [c for c in st["late"] if c not in late], None
+    for o in set(st.pop("spec_kids", [])) - {o for o, _ in st["batch"]}: ctx.measurer.drop(o)   # speculated wrong: taken back if queued
     return True
+
+  def _parents(self, st:dict, measured:list) -> tuple[list, list]:
+    """The next round's parents, of `measured` (fastest first): the `width` fastest not expanded yet, and the fastest for its
+    neighbours if they were not proposed yet."""
+    beam = [o for o, _ in measured if o not in st["expanded"]][:self.width]
+    if beam and not any(_tc(o) for o in (*beam, *st["expanded"])):
+      # tensor cores once: a tensor-core config as the first batch timed it (a first action, few upcasts) loses to configs tuned
+      # a depth further, and is never expanded (a LLaMA block's fused gate/up GEMM stayed 1.5x behind BEAM=2's tensor-core pick)
+      if (tc := next((o for o, _ in measured if _tc(o) and o not in st["expanded"]), None)) is not None:
+        beam = beam[:1] + [tc] + beam[1:self.width - 1]   # second: a round too small for every parent still has its child
+    return beam, [o for o, _ in measured[:1] if o not in st["neared"]] if self.near_k > 0 else []
+
+  def _pick(self, ctx:Context, beam:list, ex, nx, seen:set) -> list:
+    """A round's children of the expansions: each parent's best-scored in turn, then the fastest's best neighbours."""
+    st = ctx.state
+    k = ctx.round_size or (self.unsure_k if self.adaptive and st["gap"] > self.unsure_gap else self.k)
+    fix = st["fix"] if self.adaptive and self.correct else None
+    kids = _round_robin(_rank(ex.result(), seen, fix, st["info"])[0], beam, k)
+    return kids + (_rank(nx.result(), seen, fix, st["info"])[0][:self.near_k] if nx is not None else [])
+
+  def _expand(self, ctx:Context, parents:list, near:bool=False) -> _Joined:
+    """Each parent's expansion (its neighbours' with near), the speculated ones reused (st["exps"])."""
+    m, exps = ctx.measurer, ctx.state.setdefault("exps", {})
+    if m is not None and (hits := sum((p, near) in exps for p in parents)):
+      m.marks["speculated"] = m.marks.get("speculated", 0) + hits   # parents whose expansion was under way (for reports)
+    return _Joined([exps.pop((p, near), None) or ctx.expand([p], near, len(parents)) for p in parents])
+
+  def _speculate(self, ctx:Context):
+    """While a batch is measured (Measurer.during): once half of it is timed, the parents the next round would have now are
+    expanded; once they are, what the round would pick of them is prefetched. _next reuses each parent's expansion it takes."""
+    st, m = ctx.state, ctx.measurer
+    if st.get("spec") is not None: return
+    if (guess := st.get("guess")) is None:
+      done = [c for c in st["batch"] if c[0] in m.times]
+      if 2*len(done) < len(st["batch"]) or st["rounds"] + 1 >= st["max_rounds"]: return
+      measured = sorted(st["measured"] + [c for c in done if m.times[c[0]] < math.inf], key=lambda c: m.times[c[0]])
+      if not (guess := self._parents(st, measured))[0]: return
+      st["guess"], exps = guess, st.setdefault("exps", {})
+      for ps, near in ((guess[0], False), (guess[1], True)):
+        for p in ps:
+          if (p, near) not in exps: exps[p, near] = ctx.expand([p], near, len(ps))
+    exps = st["exps"]
+    parts = [[exps[p, near] for p in ps] for ps, near in ((guess[0], False), (guess[1], True))]
+    if all(e.done() for ps in parts for e in ps):
+      st["spec"] = [o for o, _ in self._pick(ctx, guess[0], _Joined(parts[0]), _Joined(parts[1]) if parts[1] else None, set(st["seen"]))]
+      m.prefetch(st["spec"])
 
   def ahead(self, ctx:Context):
     """Get the next round ready without waiting for it: its children scored in the pool, then its batch compiling there, so that
@@ -245,8 +295,11 @@ class Beam:
       if not ctx.measurer.has_budget(): return False
       self._next(ctx)
       if not st["batch"]: st["stopped"] = True; return False
+    st["guess"] = None
+    if self.speculate: ctx.measurer.during = lambda: self._speculate(ctx)
     try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=True)
     except BudgetExhausted: return False   # this batch again when the budget grows
+    finally: ctx.measurer.during = None
     got = [(c, t) for c, t in zip(st["batch"], times) if not math.isnan(t)]
     st["late"] = [c for c, t in zip(st["batch"], times) if math.isnan(t)]
     st["measured"] = sorted(st["measured"] + [c for c, t in got if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])

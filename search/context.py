@@ -40,11 +40,11 @@ class Expansion:
   featurizing a convolution's children costs ~0.15 s of CPU per parent, so with a compile pool (and a scorer that can travel to it) the parents are expanded in workers, in parallel, and the caller
   may go on meanwhile; without one they are expanded here, when asked. Workers a parent each would leave idle (a descent has 4
   parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
-  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], near:bool=False):
-    self.ctx, self.futs, self.rows, self.near = ctx, None, None, near
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1):
+    self.ctx, self.futs, self.rows, self.near = ctx, None, None, near   # alongside: expansions started with it, as many parents each
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
     # a config's neighbours are a job each: they cost a few replays, not a scan of the action space
-    chunks = 1 if near else max(1, (m.workers if m is not None else 0) // max(1, len(parents)*ctx.share))
+    chunks = 1 if near else max(1, (m.workers if m is not None else 0) // max(1, len(parents)*alongside*ctx.share))
     n = len(ctx.actions)
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
     self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
@@ -74,4 +74,5 @@ class Context:
   share: int = 1                   # kernels expanding in the compile pool at once: a parent's actions split over the rest
   round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
   history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
-  def expand(self, parents:list[tuple[Opt, ...]], near:bool=False) -> Expansion: return Expansion(self, parents, near)
+  def expand(self, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1) -> Expansion:
+    return Expansion(self, parents, near, alongside)

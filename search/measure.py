@@ -91,6 +91,7 @@ class Measurer:
     self._ended: float|None = None   # elapsed at the end of the last measure call
     self._idled, self._idle_s = False, 0.0   # _idle() has run, and its seconds (not a candidate's cost)
     self.reference_s = 0.0   # the correctness reference's seconds, wherever it was computed (a phase of the reports)
+    self.during: Callable[[], None]|None = None   # a strategy's work while a batch is measured (after each timing, in each wait)
     # what every answer needs (strategies.finish): the correctness reference (the unoptimized kernel, its threads grouped into
     # blocks on a GPU: sampler.reference_opts) and tinygrad's hand-coded config; both compile in the background from the start
     base = scheduler(self.kernel.ast, self.ren)
@@ -183,6 +184,7 @@ class Measurer:
     start, pending, deadline, took, end, n = time.perf_counter(), set(futs), None, [], self._end(), len(futs)
     while pending:
       self._idle()
+      self._during()
       st = time.perf_counter()
       until = min(deadline if deadline is not None else start + CAP_S if cut else math.inf, end)
       done, pending = wait(pending, max(0.0, min(until - st, POLL_S)), FIRST_COMPLETED)
@@ -229,6 +231,7 @@ class Measurer:
       if self.budget.measurements is not None: new = new[:max(0, self.budget.measurements - self.timed)]
       for c in self._compiled(new, cut):
         self._time(c)
+        self._during()
         if not self._time_left(): break   # no time for another: the rest stay in the pool, untimed
       if len(new) < n or (not self._time_left() and any(o not in self.times for o in new)): raise BudgetExhausted()
     finally:
@@ -275,6 +278,12 @@ class Measurer:
     self._idled, st = True, time.perf_counter()
     with contextlib.suppress(Exception): self._reference()
     self._idle_s += time.perf_counter() - st
+
+  def _during(self):
+    """The strategy's work while it waits (Measurer.during); one that fails is not asked again: it is an optimisation."""
+    if self.during is None: return
+    try: self.during()
+    except Exception: self.during = None
 
   def verify(self, opts:tuple[Opt, ...]) -> str|None:
     """None if `opts` computes what the unoptimized kernel computes on random inputs; else what differs."""

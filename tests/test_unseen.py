@@ -85,23 +85,27 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the
   import search.cli
   spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
   mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
-  real, calls = search.cli.search_kernels, []
+  real, calls, params = search.cli.search_kernels, [], []
   def flaky(*a, **kw):
-    calls.append(a[0][0].name)
+    calls.append(a[0][0].name); params.append(kw)
     if len(calls) == 1: raise KeyError("a search bug")
     return real(*a, **kw)
   monkeypatch.setattr(search.cli, "search_kernels", flaky)
   ops = [i for i, s in enumerate(bench_unseen.draw(1)) if s.startswith(("rmsnorm:rows=98:", "gelu_bias:rows=98:"))]
   for i in ops:
     assert mod.main(["--split", "1", "--range", f"{i}:{i+1}", "--device", "CPU", "--workers", "2", "--out", str(tmp_path), "--rounds", "1",
-                     "--beam-cache", str(tmp_path / "b.json"), "--no-plot", "--resume", "--repeats", "2"]) == 0
+                     "--beam-cache", str(tmp_path / "b.json"), "--no-plot", "--resume", "--repeats", "2", "--variant", '{"near_k": 0}']) == 0
   res = json.loads((tmp_path / "unseen_s1.json").read_text())
   assert [c["error"] for c in res["crashed"]] == ["KeyError: 'a search bug'"] and res["kernels"] and all(e["verified"] for e in res["kernels"])
   assert f"; {len(res['crashed'][0]['keys'])} more crashed: rmsnorm" in (tmp_path / "unseen_s1.md").read_text()
   # --repeats 2: each kernel searched twice (seeds 0, 1), both picks re-timed beside BEAM=2's, the spread in the report
   assert all(len(e["repeats"]) == 2 and all(x["us"] > 0 and x["verified"] for x in e["repeats"]) for e in res["kernels"])
   assert all(e["repeats"][0]["us"] == e["learned_us"] for e in res["kernels"])
-  assert "2 runs of the learned search (seeds 0..1), geomean per run: " in (tmp_path / "unseen_s1.md").read_text()
+  assert "2 runs of the learned search (seeds 0..1), geomean per run: " in (md := (tmp_path / "unseen_s1.md").read_text())
+  # --variant: the last run's Beam parameters, the first run's the defaults; the report says which, with each run's wall
+  learned = [kw for kw in params[1:] if "amt" not in kw]   # (not the crashed first call, not BEAM=2's searches)
+  assert learned[0::2] == [{}]*len(learned[0::2]) and learned[1::2] == [{"near_k": 0}]*len(learned[1::2]) and res["variant"] == {"near_k": 0}
+  assert "; the last run with Beam(near_k=0)" in md and "search wall / BEAM=2's per run: " in md
 
 def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   # splits share common kernels (split 2 holds 8 of split 1's): a split's figure is over kernels no other split evaluated
@@ -110,6 +114,8 @@ def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
   with pytest.raises(SystemExit) as e: mod.main(["--split", "2", "--repeats", "0", "--out", str(tmp_path)])
   assert e.value.code == 2   # before any work
+  with pytest.raises(SystemExit) as e: mod.main(["--split", "2", "--repeats", "2", "--variant", '{"nope": 1}', "--out", str(tmp_path)])
+  assert e.value.code == 2   # an unknown Beam parameter: before any work too
   (tmp_path / "unseen_s1.json").write_text(json.dumps({"kernels": [{"key": "a"}, {"key": "b"}]}))
   (tmp_path / "unseen_s1_beam2.json").write_text(json.dumps({"c": {}}))   # a BEAM=2 cache: no kernel measured
   (tmp_path / "unseen_s2.json").write_text(json.dumps({"kernels": [{"key": "d"}]}))
