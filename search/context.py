@@ -48,7 +48,7 @@ class Expansion:
     n = len(ctx.actions)
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
     self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
-    if m is not None and m.pool is not None and len(self.jobs) > 1 and portable:
+    if m is not None and m.pool is not None and len(self.jobs)*alongside > 1 and portable:   # one job alone: here, as fast
       fn = scored_neighbors if near else scored_children
       try: self.futs = [m.pool.submit(fn, (m.blob, m.kernel.key, ctx.score, acts, p)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
