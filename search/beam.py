@@ -101,8 +101,9 @@ class Beam:
   near_k: int = 3
   # compile the next round while this one is timed: once half a batch is timed, the parents the next round would have then are
   # expanded and their picks prefetched; where the round's end leaves the parents as they were, its batch is compiled or compiling.
-  # The picks are the same either way: only when they compile changes. Rounds wait on compiles: split 3's learned wall was 86 of
-  # 182 s in waits of over 0.25 s between timings, most between rounds
+  # The picks are the same either way, only when they compile changes (and so which compiles straggle into a later round). Rounds
+  # wait on compiles: split 3's learned wall was 86 of 182 s in waits of over 0.25 s between timings, most between rounds. Off
+  # until a GPU call measures it (bench_unseen --variant)
   speculate: bool = False
   name: str = "beam"
 
