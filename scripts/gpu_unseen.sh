@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU-host call (device tool, carry .whl): scripts/bench_unseen.py on configurations LO:HI (default all), shared out over the
-# host's GPUs (or GPUS=0,1), one process per GPU on its own part (every N-th configuration: bench_unseen --part). SPLIT=S measures the fresh split S (bench_unseen --split) instead
-# of the frozen list, skipping the kernels other splits' results/unseen_sS.json measured (carry them). One GPU writes into $OUT
+# host's GPUs (or GPUS=0,1), one process per GPU on its own part (every N-th configuration: bench_unseen --part). SPLIT=S measures
+# the fresh split S (bench_unseen --split) instead of the frozen list, skipping the kernels other splits' results/unseen_sS.json
+# measured (carry them). One GPU writes into $OUT
 # (NAME.json/.md, NAME_beam2.json, NAME.log; NAME is unseen or unseen_sS); several write $OUT/gI/, returned as one archive,
 # $OUT/unseen.tgz (the host returns 8 files at most). BEAM=2's picks of earlier calls (results/NAME_beam2.json) are re-timed, not
 # searched again; RESUME=1 starts from results/NAME.json and measures only the kernels it lacks. Then, here (several GPUs: their runs merged, BEAM=2 caches too):

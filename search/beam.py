@@ -249,12 +249,15 @@ class Beam:
     kids = _round_robin(_rank(ex.result(), seen, fix, st["info"])[0], beam, k)
     return kids + (_rank(nx.result(), seen, fix, st["info"])[0][:self.near_k] if nx is not None else [])
 
-  def _expand(self, ctx:Context, parents:list, near:bool=False) -> _Joined:
-    """Each parent's expansion (its neighbours' with near), the speculated ones reused (st["exps"])."""
+  def _expand(self, ctx:Context, parents:list, near:bool=False, keep:bool=False) -> _Joined:
+    """Each parent's own expansion (its neighbours' with near), one already started for it (st["exps"]) reused; keep: left there
+    for the round that takes it (a speculation's)."""
     m, exps = ctx.measurer, ctx.state.setdefault("exps", {})
-    if m is not None and (hits := sum((p, near) in exps for p in parents)):
+    if not keep and m is not None and (hits := sum((p, near) in exps for p in parents)):
       m.marks["speculated"] = m.marks.get("speculated", 0) + hits   # parents whose expansion was under way (for reports)
-    return _Joined([exps.pop((p, near), None) or ctx.expand([p], near, len(parents)) for p in parents])
+    for p in parents:
+      if (p, near) not in exps: exps[p, near] = ctx.expand([p], near, len(parents))
+    return _Joined([exps[p, near] if keep else exps.pop((p, near)) for p in parents])
 
   def _speculate(self, ctx:Context):
     """While a batch is measured (Measurer.during): once half of it is timed, the parents the next round would have now are
@@ -265,15 +268,12 @@ class Beam:
       done = [c for c in st["batch"] if c[0] in m.times]
       if 2*len(done) < len(st["batch"]) or st["rounds"] + 1 >= st["max_rounds"]: return
       measured = sorted(st["measured"] + [c for c in done if m.times[c[0]] < math.inf], key=lambda c: m.times[c[0]])
-      if not (guess := self._parents(st, measured))[0]: return
-      st["guess"], exps = guess, st.setdefault("exps", {})
-      for ps, near in ((guess[0], False), (guess[1], True)):
-        for p in ps:
-          if (p, near) not in exps: exps[p, near] = ctx.expand([p], near, len(ps))
-    exps = st["exps"]
-    parts = [[exps[p, near] for p in ps] for ps, near in ((guess[0], False), (guess[1], True))]
-    if all(e.done() for ps in parts for e in ps):
-      st["spec"] = [o for o, _ in self._pick(ctx, guess[0], _Joined(parts[0]), _Joined(parts[1]) if parts[1] else None, set(st["seen"]))]
+      if not (parents := self._parents(st, measured))[0]: return
+      beam, near = parents
+      st["guess"] = guess = (beam, self._expand(ctx, beam, keep=True), self._expand(ctx, near, True, keep=True) if near else None)
+    beam, ex, nx = guess
+    if ex.done() and (nx is None or nx.done()):
+      st["spec"] = [o for o, _ in self._pick(ctx, beam, ex, nx, set(st["seen"]))]
       m.prefetch(st["spec"])
 
   def ahead(self, ctx:Context):

@@ -15,30 +15,23 @@ from search.adapt import shape_terms
 Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; comparable within one kernel
 Scored = tuple[float, tuple[Opt, ...], bytes, tuple[float, ...]]   # (score, opts, AST key of the kernel they schedule, adapt.shape_terms)
 
-def _scored(base:Scheduler, score:Scorer, actions:list[Opt], parent:tuple[Opt, ...]) -> list[Scored]:
-  """Every child of `parent` (a config of `base`), scored."""
-  if (k := replay(base, parent)) is None or not (kids := children(k, actions)): return []
-  return [(float(x), parent + (a,), c.ast.key, shape_terms(c)) for x, (a, c) in zip(np.asarray(score([c for _, c in kids])), kids)]
+def _scored(base:Scheduler, score:Scorer, actions:list[Opt], parent:tuple[Opt, ...], near:bool=False) -> list[Scored]:
+  """Every child of `parent` (a config of `base`), scored; near: every neighbour of it instead (dataset.sampler.neighbors)."""
+  if near: cands = neighbors(base, parent, actions)
+  else: cands = [(parent + (a,), c) for a, c in children(k, actions)] if (k := replay(base, parent)) is not None else []
+  if not cands: return []
+  return [(float(x), o, c.ast.key, shape_terms(c)) for x, (o, c) in zip(np.asarray(score([c for _, c in cands])), cands)]
 
-def _scored_near(base:Scheduler, score:Scorer, actions:list[Opt], config:tuple[Opt, ...]) -> list[Scored]:
-  """Every neighbour of `config` (dataset.sampler.neighbors), scored."""
-  if not (near := neighbors(base, config, actions)): return []
-  return [(float(x), o, c.ast.key, shape_terms(c)) for x, (o, c) in zip(np.asarray(score([c for _, c in near])), near)]
-
-def scored_children(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...]]) -> list[Scored]:
-  """_scored in a compile worker (AST blob, kernel key, scorer, actions, parent)."""
-  blob, key, score, actions, parent = args
-  return _scored(worker_base(blob, key), score, actions, parent)
-
-def scored_neighbors(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...]]) -> list[Scored]:
-  """_scored_near in a compile worker (AST blob, kernel key, scorer, actions, config)."""
-  blob, key, score, actions, config = args
-  return _scored_near(worker_base(blob, key), score, actions, config)
+def scored_children(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...], bool]) -> list[Scored]:
+  """_scored in a compile worker (AST blob, kernel key, scorer, actions, parent, near)."""
+  blob, key, score, actions, parent, near = args
+  return _scored(worker_base(blob, key), score, actions, parent, near)
 
 class Expansion:
   """The scored children of some configs (near: their neighbours instead, dataset.sampler.neighbors): enumerating and
-  featurizing a convolution's children costs ~0.15 s of CPU per parent, so with a compile pool (and a scorer that can travel to it) the parents are expanded in workers, in parallel, and the caller
-  may go on meanwhile; without one they are expanded here, when asked. Workers a parent each would leave idle (a descent has 4
+  featurizing a convolution's children costs ~0.15 s of CPU per parent, so with a compile pool (and a scorer that can travel to
+  it) the parents are expanded in workers, in parallel, and the caller may go on meanwhile; without one they are expanded here,
+  when asked. Workers a parent each would leave idle (a descent has 4
   parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
   def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1):
     self.ctx, self.futs, self.rows, self.near = ctx, None, None, near   # alongside: expansions started with it, as many parents each
@@ -49,13 +42,12 @@ class Expansion:
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
     self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
     if m is not None and m.pool is not None and len(self.jobs)*alongside > 1 and portable:   # one job alone: here, as fast
-      fn = scored_neighbors if near else scored_children
-      try: self.futs = [m.pool.submit(fn, (m.blob, m.kernel.key, ctx.score, acts, p)) for p, acts in self.jobs]
+      try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p, near)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
   def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
   def result(self) -> list[Scored]:
     if self.rows is None:
-      local = lambda p, acts: (_scored_near if self.near else _scored)(self.ctx.base, self.ctx.score, acts, p)
+      local = lambda p, acts: _scored(self.ctx.base, self.ctx.score, acts, p, self.near)
       self.rows = []
       for i, (p, acts) in enumerate(self.jobs):
         try: self.rows += self.futs[i].result() if self.futs is not None else local(p, acts)

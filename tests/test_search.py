@@ -456,7 +456,7 @@ def test_a_later_round_times_the_fastest_configs_best_scored_neighbours():
   # the kernels the model lost on unseen shapes mostly lost by an amount (UPCAST 4 where BEAM=2 took 2): a round tries the best
   # neighbours of the fastest config, once per config, beside its children
   from search.beam import Beam
-  from search.context import _scored_near
+  from search.context import _scored
   k = _kernel("gemm:m=32:k=32:n=32:fp32")
   m = Measurer(k, "CPU", Budget(measurements=40))
   ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
@@ -466,7 +466,7 @@ def test_a_later_round_times_the_fastest_configs_best_scored_neighbours():
   measured = set(m.times)
   b._next(ctx)
   batch = [o for o, _ in ctx.state["batch"]]
-  best_near = [o for _, o, _, _ in sorted(_scored_near(ctx.base, upcast_scorer, ctx.actions, fastest), key=lambda r: -r[0])
+  best_near = [o for _, o, _, _ in sorted(_scored(ctx.base, upcast_scorer, ctx.actions, fastest, near=True), key=lambda r: -r[0])
                if o not in measured]
   assert best_near and len(batch) == 4 and best_near[0] in batch[2:]   # 2 children of the one parent, then 2 neighbours
   assert ctx.state["neared"] == {fastest}
