@@ -452,7 +452,23 @@ def test_a_round_expands_the_next_fastest_when_the_fastest_have_no_children():
   assert len(asked) >= 2 and len({tuple(p) for ps in asked for p in ps}) == len(asked) and ctx.state["batch"]
   m.close()
 
-def test_a_later_round_times_the_fastest_configs_best_scored_neighbours():
+@pytest.fixture
+def fixed_times(monkeypatch):
+  """Run times a function of the config alone, and no compile cut as a straggler (which moves it to a later round): a search's path
+  does not depend on this machine's noise."""
+  import hashlib
+  import search.measure as SM
+  monkeypatch.setattr(SM, "MIN_WAIT_S", 1e9); monkeypatch.setattr(SM, "CAP_S", 1e9)
+  real = Measurer._time
+  def fixed(self, c):
+    real(self, c)
+    o = c.task.parent
+    if self.times.get(o, math.inf) < math.inf:
+      self.times[o] = 1e-3*(1 + int(hashlib.sha256(repr(o).encode()).hexdigest()[:8], 16)/2**32)
+      self.best = min(t for t in self.times.values())
+  monkeypatch.setattr(Measurer, "_time", fixed)
+
+def test_a_later_round_times_the_fastest_configs_best_scored_neighbours(fixed_times):
   # the kernels the model lost on unseen shapes mostly lost by an amount (UPCAST 4 where BEAM=2 took 2): a round tries the best
   # neighbours of the fastest config, once per config, beside its children
   from search.beam import Beam
@@ -475,22 +491,11 @@ def test_a_later_round_times_the_fastest_configs_best_scored_neighbours():
   assert ctx.state["neared"] == {fastest} and ctx.state["batch"] and not set(best_near) & {o for o, _ in ctx.state["batch"]}
   m.close()
 
-def test_speculation_changes_when_a_round_compiles_not_what_it_measures(monkeypatch):
+def test_speculation_changes_when_a_round_compiles_not_what_it_measures(fixed_times):
   # the next round's picks are prefetched while this one is timed; with run times a function of the config alone (so that the path
   # does not depend on this machine's noise) and no compile cut as a straggler (which moves it to a later round), the search
   # measures the same configs, and finds the same best, either way
-  import hashlib
-  import search.measure as SM
   from search.beam import Beam
-  monkeypatch.setattr(SM, "MIN_WAIT_S", 1e9); monkeypatch.setattr(SM, "CAP_S", 1e9)
-  real = Measurer._time
-  def fixed(self, c):
-    real(self, c)
-    o = c.task.parent
-    if self.times.get(o, math.inf) < math.inf:
-      self.times[o] = 1e-3*(1 + int(hashlib.sha256(repr(o).encode()).hexdigest()[:8], 16)/2**32)
-      self.best = min(t for t in self.times.values())
-  monkeypatch.setattr(Measurer, "_time", fixed)
   k = _kernel("gemm:m=32:k=32:n=32:fp32")
   runs = {}
   for spec in (False, True):
