@@ -105,6 +105,10 @@ class Beam:
   # wait on compiles: split 3's learned wall was 86 of 182 s in waits of over 0.25 s between timings, most between rounds. Off
   # until a GPU call measures it (bench_unseen --variant)
   speculate: bool = False
+  # a round's compiles straggle once half are in and they lag this many seconds (and STRAGGLE x that half's time) behind: compile
+  # times are heavy-tailed (the H200 store's p50 0.37 s, p90 2.2 s, p99 9.7 s), and a round waits on its slowest (None:
+  # search.measure.MIN_WAIT_S)
+  straggle_s: float|None = None
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
@@ -298,7 +302,7 @@ class Beam:
       if not st["batch"]: st["stopped"] = True; return False
     st["guess"] = None
     if self.speculate: ctx.measurer.during = lambda: self._speculate(ctx)
-    try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=True)
+    try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=self.straggle_s or True)
     except BudgetExhausted: return False   # this batch again when the budget grows
     finally: ctx.measurer.during = None
     got = [(c, t) for c, t in zip(st["batch"], times) if not math.isnan(t)]

@@ -164,9 +164,9 @@ class Measurer:
     self.failed += 1
     return Compiled(Task(self.kernel.key, "fixed", o), o, "timeout", compile_s=HUNG_S, error=f"compile did not finish in {HUNG_S:g} s")
 
-  def _compiled(self, opts_list:list[tuple[Opt, ...]], cut:bool=False) -> Iterator[Compiled]:
+  def _compiled(self, opts_list:list[tuple[Opt, ...]], cut:bool|float=False) -> Iterator[Compiled]:
     """The candidates compiled, in the order they finish (the caller times each one while the rest compile). cut: once half of
-    them are in, the rest get until max(MIN_WAIT_S, STRAGGLE x the time that half took, 2 x its median compile); what is still
+    them are in, the rest get until max(MIN_WAIT_S (or cut's seconds), STRAGGLE x the time that half took, 2 x its median compile); what is still
     compiling then is left in the pool, to be collected by a later call; until half are in, the wait is at most CAP_S. Only
     compiles that have started can straggle: one still queued in the pool is waited for. Every wait is bounded: a compile that runs
     HUNG_S is hung (a timeout: its pool is replaced), and none is waited for past a time budget's end (left as stragglers).
@@ -200,7 +200,7 @@ class Measurer:
         futs = {self._ahead[o]: o for f, o in futs.items() if f in pending and f not in hung}
         pending = set(futs)
       elif cut and deadline is None and took and 2*(n - len(pending)) >= n:
-        deadline = start + max(MIN_WAIT_S, STRAGGLE*(time.perf_counter() - start), 2*statistics.median(took))
+        deadline = start + max(MIN_WAIT_S if cut is True else cut, STRAGGLE*(time.perf_counter() - start), 2*statistics.median(took))
       elif not done and now >= until:
         if now >= end or all(f.running() for f in pending): return   # stragglers: compiling past the deadline or the time budget
         # some still queue behind other kernels' compiles (tune-model fills the pool): not late yet, the clock starts again
@@ -215,10 +215,11 @@ class Measurer:
     return [got.get(o) or Compiled(Task(self.kernel.key, "fixed", o), o, "timeout", error="not compiled within the time budget")
             for o in opts_list]
 
-  def measure(self, opts_list:list[tuple[Opt, ...]], cut:bool=False) -> list[float]:
+  def measure(self, opts_list:list[tuple[Opt, ...]], cut:bool|float=False) -> list[float]:
     """Runtimes in seconds (inf for a config that fails), measuring only what is new and only while the budget lasts:
     raises BudgetExhausted once it is spent, after recording what it measured. Each candidate is timed as soon as it has
-    compiled. cut: a straggling compile (see _compiled) is not waited for; its time is nan, and a later call measures it."""
+    compiled. cut (True, or the least seconds a straggler is given): a straggling compile (see _compiled) is not waited for; its
+    time is nan, and a later call measures it."""
     if self._ended is not None: self._gap_s = self.elapsed - self._ended
     st, timed, idle = self.elapsed, self.timed, self._idle_s
     try:
