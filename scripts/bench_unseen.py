@@ -15,7 +15,7 @@ kernels is in the stores, their shards or the histories. Two GPUs run halves of 
 them:
   python scripts/bench_unseen.py --split 1 --merge a/unseen_s1.json b/unseen_s1.json --out results
 A search change is measured against the defaults in one call with --repeats 2 --variant '{"speculate": true}' (the last run's Beam
-parameters): both runs re-timed side by side, each run's geomean and wall in the report.
+parameters; a list of objects: the last runs'): every run re-timed side by side, each run's geomean and wall in the report.
 BEAM=2's picks and search cost are kept in results/unseen_beam2.json, so a later call re-times BEAM=2's pick beside a new learned
 search instead of searching again (the JSON says which call each BEAM=2 search ran in)."""
 from __future__ import annotations
@@ -100,6 +100,10 @@ def evaluated_keys(dirs:list[Path], own:Path) -> set[str]:
   files = {p.resolve() for d in dirs for p in split_results(d) if p.name != own.name}
   return {e["key"] for p in files for e in json.loads(p.read_text()).get("kernels", [])}
 
+def run_params(a, r:int) -> dict:
+  """Run r's Beam parameters: --variant's for the last runs, the defaults for the others."""
+  return a.variant[r - (a.repeats - len(a.variant))] if a.variant and r >= a.repeats - len(a.variant) else {}
+
 def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str):
   """One op's kernels: the learned search, BEAM=2 (or its cached pick), re-timed side by side; rows appended to res, written."""
   from dataset.kernel import opts_from_json, opts_to_json
@@ -112,14 +116,16 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
   row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand", *extra)}
   entries = []
   for k in kernels:
-    reps = []
-    for r in range(a.repeats):
+    reps: list = [None]*a.repeats
+    # each kernel starts its runs at another one (the i-th kernel with run i mod R): a process's first search of a kernel finds its compile
+    # pool, and whatever the runs share, cold; the later ones warm
+    first = len(res["kernels"]) + len(entries)
+    for r in (ix % a.repeats for ix in range(first, first + a.repeats)):
       st = time.perf_counter()
-      params = a.variant if a.variant and r == a.repeats - 1 else {}   # --variant: the last run's Beam parameters
-      (o_r, m_r), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, r, a.workers, **params)
-      reps.append((o_r, m_r, time.perf_counter() - st))
+      (o_r, m_r), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, r, a.workers, **run_params(a, r))
+      reps[r] = (o_r, m_r, time.perf_counter() - st)
       m_r.close()
-      if r: row[extra[r - 1]]["opts"].append(opts_to_json(o_r.opts))
+    for r in range(1, a.repeats): row[extra[r - 1]]["opts"].append(opts_to_json(reps[r][0].opts))
     (o, m, learned_s) = reps[0]
     if (b := beam.get(k.key)) is None or a.beam_again:
       (ob, mb), = search_kernels([k], device, "tinygrad-beam", Budget(), None, 0, a.workers, amt=2)
@@ -258,6 +264,11 @@ def network_lines(res:dict) -> list[str]:
   lines += ["", "Commands (a network's earlier runs: its entry's `earlier` in unseen.json):"] + sorted({f"- {e['model']}: `{e['command']}`" for e in nets})
   return lines
 
+def variants_said(variant:dict|list|None, runs:int) -> str:
+  """Which runs had which Beam parameters (a single object: an earlier JSON's one variant, the last run's)."""
+  vs = [variant] if isinstance(variant, dict) else variant or []
+  return "".join(f"; run {runs - len(vs) + i} with Beam({', '.join(f'{k}={x!r}' for k, x in v.items())})" for i, v in enumerate(vs))
+
 def write_markdown(res:dict, path:Path):
   s = summary(res)
   lines = [f"# Unseen benchmark: {res['device']}, {res['date']}", "", f"`{res['command']}`", "",
@@ -270,7 +281,7 @@ def write_markdown(res:dict, path:Path):
            *([f"- {len(s['repeats'])} runs of the learned search (seeds 0..{len(s['repeats']) - 1}), geomean per run: "
               + ", ".join(f"{g:.3f}x" for g in s["repeats"]) + f" (spread {max(s['repeats']) - min(s['repeats']):.3f}); search wall / BEAM=2's "
               + "per run: " + ", ".join(f"{w:.3f}" for w in s["repeats_wall"])
-              + (f"; the last run with Beam({', '.join(f'{k}={v!r}' for k, v in res['variant'].items())})" if res.get("variant") else "")]
+              + variants_said(res.get("variant"), len(s["repeats"]))]
              if len(s["repeats"]) > 1 else []),
            f"- learned search wall / BEAM=2's: {s['wall_share']:.3f} summed, {s['wall_share_geomean']:.3f} geomean per kernel"]
   if len(devs := list(dict.fromkeys(e["device"] for e in res["kernels"] if e.get("device")))) > 1:   # a run per device kind: each apart
@@ -329,8 +340,9 @@ def main(argv=None) -> int:
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")
   ap.add_argument("--repeats", type=int, default=1, help="runs of the learned search per kernel (seeds 0..R-1), all re-timed side by "
                   "side: the report gives the spread of the geomean between runs")
-  ap.add_argument("--variant", type=json.loads, default=None, metavar="JSON", help="Beam parameters of the last of the --repeats runs, "
-                  "e.g. '{\"speculate\": true}': a search change measured against the defaults in the same call, side by side")
+  ap.add_argument("--variant", type=json.loads, default=None, metavar="JSON", help="Beam parameters of the last of the --repeats runs "
+                  "(a JSON object), or of the last runs (a list of objects), e.g. '{\"speculate\": true}': search changes measured against "
+                  "the defaults in the same call, side by side")
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (plot later with --replot)")
   ap.add_argument("--rank-pairs", metavar="MODEL", help="offline (no GPU): over the results/unseen_s*.json kernels where the learned answer "
                   "and BEAM=2's differ by 5%% or more, how often MODEL scores the faster one higher; JSON to stdout, and exit")
@@ -342,8 +354,11 @@ def main(argv=None) -> int:
   if a.variant is not None:   # before any work: a typo would otherwise fail on the first kernel, after the setup
     from dataclasses import fields
     from search.beam import Beam
-    if a.repeats < 2 or not isinstance(a.variant, dict) or set(a.variant) - {f.name for f in fields(Beam)}:
-      ap.error(f"--variant: a JSON object of Beam parameters, with --repeats 2 or more (got {a.variant!r})")
+    vs = [a.variant] if isinstance(a.variant, dict) else a.variant
+    if (not isinstance(vs, list) or not vs or a.repeats <= len(vs)
+        or any(not isinstance(v, dict) or set(v) - {f.name for f in fields(Beam)} for v in vs)):
+      ap.error(f"--variant: a JSON object of Beam parameters (or a list of them), with --repeats more than the variants (got {a.variant!r})")
+    a.variant = vs
   if a.part is not None:
     try: a.part = tuple(int(x) for x in a.part.split("/")); assert len(a.part) == 2 and 0 <= a.part[0] < a.part[1]
     except (ValueError, AssertionError): ap.error(f"--part: I/N with 0 <= I < N, got {a.part!r}")

@@ -104,8 +104,16 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the
   assert "2 runs of the learned search (seeds 0..1), geomean per run: " in (md := (tmp_path / "unseen_s1.md").read_text())
   # --variant: the last run's Beam parameters, the first run's the defaults; the report says which, with each run's wall
   learned = [kw for kw in params[1:] if "amt" not in kw]   # (not the crashed first call, not BEAM=2's searches)
-  assert learned[0::2] == [{}]*len(learned[0::2]) and learned[1::2] == [{"near_k": 0}]*len(learned[1::2]) and res["variant"] == {"near_k": 0}
-  assert "; the last run with Beam(near_k=0)" in md and "search wall / BEAM=2's per run: " in md
+  assert learned == [{}, {"near_k": 0}] and res["variant"] == [{"near_k": 0}]
+  assert "; run 1 with Beam(near_k=0)" in md and "search wall / BEAM=2's per run: " in md
+  # resumed, the crashed op is tried again; its first kernel, the second measured, starts with the variant's run, its second with
+  # the defaults' (each kernel's runs in turn from another, so that no run is always a process's cold one)
+  params.clear()
+  assert mod.main(["--split", "1", "--range", f"{ops[0]}:{ops[0]+1}", "--device", "CPU", "--workers", "2", "--out", str(tmp_path), "--rounds", "1",
+                   "--beam-cache", str(tmp_path / "b.json"), "--no-plot", "--resume", "--repeats", "2", "--variant", '{"near_k": 0}']) == 0
+  res = json.loads((tmp_path / "unseen_s1.json").read_text())
+  assert not res["crashed"] and len(res["kernels"]) == 3
+  assert [kw for kw in params if "amt" not in kw] == [{"near_k": 0}, {}, {}, {"near_k": 0}]
 
 def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   # splits share common kernels (split 2 holds 8 of split 1's): a split's figure is over kernels no other split evaluated
@@ -114,8 +122,9 @@ def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
   with pytest.raises(SystemExit) as e: mod.main(["--split", "2", "--repeats", "0", "--out", str(tmp_path)])
   assert e.value.code == 2   # before any work
-  with pytest.raises(SystemExit) as e: mod.main(["--split", "2", "--repeats", "2", "--variant", '{"nope": 1}', "--out", str(tmp_path)])
-  assert e.value.code == 2   # an unknown Beam parameter: before any work too
+  for v in ('{"nope": 1}', '[{"k": 2}, {"k": 3}]'):   # an unknown Beam parameter, more variants than runs: before any work too
+    with pytest.raises(SystemExit) as e: mod.main(["--split", "2", "--repeats", "2", "--variant", v, "--out", str(tmp_path)])
+    assert e.value.code == 2
   (tmp_path / "unseen_s1.json").write_text(json.dumps({"kernels": [{"key": "a"}, {"key": "b"}]}))
   (tmp_path / "unseen_s1_beam2.json").write_text(json.dumps({"c": {}}))   # a BEAM=2 cache: no kernel measured
   (tmp_path / "unseen_s2.json").write_text(json.dumps({"kernels": [{"key": "d"}]}))
