@@ -100,11 +100,13 @@ class Beam:
   # amount (UPCAST 4 where BEAM=2 took 2, LOCAL 16 for 8), which children of the fastest configs never revisit
   near_k: int = 3
   # compile the next round while this one is timed: once half a batch is timed, the parents the next round would have then are
-  # expanded and their picks prefetched; where the round's end leaves the parents as they were, its batch is compiled or compiling.
+  # expanded and their picks prefetched (again, up to `guesses` a round, when a later timing changes those parents); where the
+  # round's end leaves the parents as one guess had them, its batch is compiled or compiling.
   # The picks are the same either way, only when they compile changes (and so which compiles straggle into a later round). Rounds
   # wait on compiles: split 3's learned wall was 86 of 182 s in waits of over 0.25 s between timings, most between rounds. Off
   # until a GPU call measures it (bench_unseen --variant)
   speculate: bool = False
+  guesses: int = 3   # speculate: guesses of the next round's parents a round may start
   # a round's compiles straggle once half are in and they lag this many seconds (and STRAGGLE x that half's time) behind: compile
   # times are heavy-tailed (the H200 store's p50 0.37 s, p90 2.2 s, p99 9.7 s), and a round waits on its slowest (None:
   # search.measure.MIN_WAIT_S)
@@ -265,20 +267,26 @@ class Beam:
 
   def _speculate(self, ctx:Context):
     """While a batch is measured (Measurer.during): once half of it is timed, the parents the next round would have now are
-    expanded; once they are, what the round would pick of them is prefetched. _next reuses each parent's expansion it takes."""
+    expanded; once they are, what the round would pick of them is prefetched. A later timing that changes those parents (a late
+    compile is often a fast config: the store's fastest 5% compile 1.5x slower than its median) starts another guess, up to
+    `guesses` a round. _next reuses each parent's expansion it takes, and drops the prefetched picks it does not."""
     st, m = ctx.state, ctx.measurer
-    if st.get("spec") is not None: return
-    if (guess := st.get("guess")) is None:
-      done = [c for c in st["batch"] if c[0] in m.times]
-      if 2*len(done) < len(st["batch"]) or st["rounds"] + 1 >= st["max_rounds"]: return
+    done = [c for c in st["batch"] if c[0] in m.times]
+    if 2*len(done) < len(st["batch"]) or st["rounds"] + 1 >= st["max_rounds"]: return
+    guess = st.get("guess")
+    if guess is None or (guess[3] and st["guessed"] < self.guesses and len(done) > guess[4]):
       measured = sorted(st["measured"] + [c for c in done if m.times[c[0]] < math.inf], key=lambda c: m.times[c[0]])
-      if not (parents := self._parents(st, measured))[0]: return
-      beam, near = parents
-      st["guess"] = guess = (beam, self._expand(ctx, beam, keep=True), self._expand(ctx, near, True, keep=True) if near else None)
-    beam, ex, nx = guess
-    if ex.done() and (nx is None or nx.done()):
-      st["spec"] = [o for o, _ in self._pick(ctx, beam, ex, nx, set(st["seen"]))]
-      m.prefetch(st["spec"])
+      beam, near = self._parents(st, measured)
+      if not beam or (guess is not None and (beam, near) == guess[0]): return
+      st["guessed"] = st.get("guessed", 0) + 1
+      st["guess"] = guess = ((beam, near), self._expand(ctx, beam, keep=True), self._expand(ctx, near, True, keep=True) if near else None,
+                             False, len(done))
+    (beam, _), ex, nx, picked, _ = guess
+    if not picked and ex.done() and (nx is None or nx.done()):
+      spec = [o for o, _ in self._pick(ctx, beam, ex, nx, set(st["seen"]))]
+      st["spec"] = list(dict.fromkeys((st.get("spec") or []) + spec))   # every guess's picks: _next drops those it does not take
+      st["guess"] = (*guess[:3], True, len(done))
+      m.prefetch(spec)
 
   def ahead(self, ctx:Context):
     """Get the next round ready without waiting for it: its children scored in the pool, then its batch compiling there, so that
@@ -300,7 +308,7 @@ class Beam:
       if not ctx.measurer.has_budget(): return False
       self._next(ctx)
       if not st["batch"]: st["stopped"] = True; return False
-    st["guess"] = None
+    st["guess"], st["guessed"] = None, 0
     if self.speculate: ctx.measurer.during = lambda: self._speculate(ctx)
     try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=self.straggle_s or True)
     except BudgetExhausted: return False   # this batch again when the budget grows

@@ -507,6 +507,32 @@ def test_speculation_changes_when_a_round_compiles_not_what_it_measures(fixed_ti
   assert runs[True][:2] == runs[False][:2] and len(runs[True][0]) > 10
   assert runs[True][2] >= 1 and runs[False][2] == 0   # a round's parents were guessed right at least once
 
+def test_a_later_timing_that_changes_the_next_rounds_parents_starts_another_guess():
+  # a late compile is often a fast config: once it is timed, the speculation guesses the parents again and prefetches their picks
+  from search.beam import Beam
+  k = _kernel("gemm:m=32:k=32:n=32:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=40), workers=2)
+  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+  b = Beam(adaptive=False, width=1, near_k=0, seed_picks=3, speculate=True)
+  batch = b.prepare(ctx)[:4]
+  st = ctx.state
+  st.update(batch=st["batch"][:4], guess=None, guessed=0)
+  def timed(o, t):
+    m.times[o] = t
+    while True:   # until this guess's picks are prefetched
+      b._speculate(ctx)
+      if st["guess"] is None or st["guess"][3]: return
+  timed(batch[0], 2e-3)
+  assert st["guess"] is None   # under half the batch timed: no guess
+  timed(batch[1], 3e-3)
+  first = set(st["spec"])
+  assert st["guessed"] == 1 and st["guess"][0][0] == [batch[0]] and first and all(o in m._ahead for o in first)
+  timed(batch[2], 5e-3)   # slower: the parents stay, no new guess
+  assert st["guessed"] == 1
+  timed(batch[3], 1e-3)   # the fastest yet: its children are guessed and prefetched too
+  assert st["guessed"] == 2 and st["guess"][0][0] == [batch[3]] and first < set(st["spec"])
+  m.close()
+
 def test_a_measured_tensor_core_config_is_expanded_once():
   # as the first batch times it, a tensor-core config (one action) loses to configs a depth further; it gets one expansion anyway
   from search.beam import Beam, _tc
