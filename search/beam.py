@@ -1,16 +1,15 @@
 """The model-guided beam (strategies "beam" and "pure-model"): rounds of many candidates, each a compile latency, ranked by the
-cost model (optionally corrected by the kernel's own measurements: search.adapt); and its first batches, computed ahead for many
-kernels."""
+cost model (optionally corrected by the kernel's own measurements: search.adapt). Its first batches for many kernels at once:
+search.first_batches."""
 from __future__ import annotations
-import contextlib, math
-from dataclasses import dataclass, fields
+import math
+from dataclasses import dataclass
 import numpy as np
 from tinygrad.codegen.opt import Opt, OptOps
 from dataset.sampler import hand_coded, replay
-from dataset.compile import worker_base
 from search.measure import BudgetExhausted
 from search.adapt import Correction, kendall, shape_terms
-from search.context import Context, Scored, Scorer
+from search.context import Context, Scored
 
 def _rank(rows:list[Scored], seen:set[bytes], fix:Correction|None=None, info:dict|None=None) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
   """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
@@ -193,7 +192,7 @@ class Beam:
 
   def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: that batch as seed_batch computed it in a worker."""
+    `batch`: that batch as search.first_batches.seed_batch computed it in a worker."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
@@ -302,12 +301,12 @@ class Beam:
     self.prepare(ctx)
     if st["stopped"]: return False
     if st["batch"] is None:
-      if st["rounds"] >= st["max_rounds"]: st["stopped"] = True; return False
+      if st["rounds"] >= st["max_rounds"]: return self._stop(ctx)
       # no budget to time it: the next round is not expanded now, only when a run() with more budget needs it (tune-model's
       # kernels waited 2-4.5 s each for an expansion queued behind the pool's compiles, after their one budgeted round)
       if not ctx.measurer.has_budget(): return False
       self._next(ctx)
-      if not st["batch"]: st["stopped"] = True; return False
+      if not st["batch"]: return self._stop(ctx)
     st["guess"], st["guessed"] = None, 0
     if self.speculate: ctx.measurer.during = lambda: self._speculate(ctx)
     try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=self.straggle_s or True)
@@ -322,7 +321,7 @@ class Beam:
     st["best"] = min(best, prev)
     if not self.adaptive:
       if best < prev: st["stale"] = 0
-      elif st["stale"] >= self.patience: st["stopped"] = True
+      elif st["stale"] >= self.patience: self._stop(ctx)
       else: st["stale"] += 1
       return not st["stopped"]
     trust = self._learn(ctx)
@@ -330,9 +329,16 @@ class Beam:
     m = ctx.measurer
     m.marks.update(trust=round(trust, 3) if trust == trust else None, gap=round(gap, 3), rounds=st["rounds"])   # for reports
     if best < prev*(1 - self.min_gain): st["stale"] = 0
-    elif st["stale"] >= self.patience + (self.unsure_patience if gap > self.unsure_gap else 0): st["stopped"] = True; m.mark("stale")
+    elif st["stale"] >= self.patience + (self.unsure_patience if gap > self.unsure_gap else 0): self._stop(ctx); m.mark("stale")
     else: st["stale"] += 1
     return not st["stopped"]
+
+  def _stop(self, ctx:Context) -> bool:
+    """The search stops; the stragglers that have compiled by now go to the final verification, which times them without a wait
+    (the fastest configs compile slowest: the H200 store's fastest 5% of a kernel's take 1.5x its median compile)."""
+    ctx.state["stopped"] = True
+    ctx.final_picks += [o for o, _ in ctx.state["late"] if ctx.measurer.ready(o, started=True) and o not in ctx.final_picks]
+    return False
 
   def _learn(self, ctx:Context) -> float:
     """Refit the kernel's correction on every config it has measured (the hand-coded one too); returns the model's trust here:
@@ -360,41 +366,3 @@ class Beam:
   def run(self, ctx:Context):
     """Search until the budget runs out or the beam stops improving."""
     while self.step(ctx): pass
-
-def seed_batch(args:tuple[bytes, str, Scorer, dict, list]) -> list[tuple[Opt, ...]]:
-  """Beam(**params)'s first batch for a kernel (AST blob, key, scorer, params, history), computed in a compile worker: the model
-  descent costs seconds of CPU per kernel, and tune-model has dozens of kernels to start at once."""
-  blob, key, score, params, history = args
-  return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history))]
-
-def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
-  """Every context's first batch (Beam.prepare), compiling at once. With several kernels and a scorer that can travel to the compile
-  pool, each kernel's model descent runs there, whole, one kernel per worker (seconds of CPU each; tune-model has dozens), the
-  descents from the root before those from history roots (one depth); one kernel's descent runs here, its expansions spread over
-  the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time.
-  Per context: its batch, or why it could not be prepared."""
-  if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
-  remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
-    c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)
-  futs: dict = {}
-  if remote:
-    # Whole descents, not depth by depth: a depth's pool jobs wait behind the compiles queued there (each depth's top pick, the
-    # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host; here,
-    # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
-    params = {f.name: getattr(strat, f.name) for f in fields(strat)}
-    # (told apart by the history's size: history_roots replays configs, 0.05 s a kernel in the H200 host's main process)
-    for i in sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width):
-      c, m = ctxs[i], ctxs[i].measurer
-      with contextlib.suppress(Exception):
-        futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
-    for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
-  out: list = []
-  for i, c in enumerate(ctxs):
-    try: batch = futs[i].result() if i in futs else None
-    except Exception: batch = None   # computed here, then
-    c.measurer.mark("descended")
-    try: out.append(strat.prepare(c, batch))
-    except Exception as e: out.append(e); continue
-    c.measurer.prefetch(out[-1])
-    c.measurer.mark("first_batch")   # the model's descent is done and its picks are compiling
-  return out

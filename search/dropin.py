@@ -92,7 +92,8 @@ class Tuner:
     from tqdm import tqdm
     from dataset.errors import one_line
     from dataset.kernel import Kernel, opts_from_json, scheduler
-    from search.beam import Beam, prepare_all
+    from search.beam import Beam
+    from search.first_batches import prepare_all
     from search.context import Context
     from search.measure import Budget, Measurer
     from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, schedule, work_of

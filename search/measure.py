@@ -206,9 +206,10 @@ class Measurer:
         # some still queue behind other kernels' compiles (tune-model fills the pool): not late yet, the clock starts again
         start, deadline = time.perf_counter(), None
 
-  def ready(self, o:tuple[Opt, ...]) -> bool:
-    """Whether measuring `o` waits for no compile in flight (a straggler's has finished, or none was started)."""
-    return (f := self._ahead.get(o)) is None or f.done()
+  def ready(self, o:tuple[Opt, ...], started:bool=False) -> bool:
+    """Whether measuring `o` waits for no compile in flight (a straggler's has finished, or none was started); started: and its
+    compile was started, so that measuring it costs a timing only."""
+    return (f := self._ahead.get(o)) is None and not started or f is not None and f.done()
 
   def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
     got = {c.task.parent: c for c in self._compiled(opts_list)}

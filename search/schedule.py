@@ -34,7 +34,7 @@ from dataset.sampler import replay
 from dataset.history import History
 from search.cache import TunedCache
 from search.context import Context
-from search.beam import prepare_all
+from search.first_batches import prepare_all
 from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 

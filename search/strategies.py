@@ -16,7 +16,8 @@ from tinygrad.codegen.opt import Opt
 from dataset.sampler import hand_coded
 from dataset.kernel import opts_to_json
 from search.context import Context
-from search.beam import Beam, prepare_all
+from search.beam import Beam
+from search.first_batches import prepare_all
 from search.mcts import MCTS
 from search.baselines import RandomSearch, TPE, TinygradBeam
 

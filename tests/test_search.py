@@ -249,7 +249,8 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   # ahead; measuring it then compiles nothing again
   import pickle
   from models.cost_model import CostModel
-  from search.beam import Beam, seed_batch
+  from search.beam import Beam
+  from search.first_batches import seed_batch
   k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
   assert pickle.loads(pickle.dumps(score)).model.path == score.model.path
@@ -276,7 +277,8 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
   # a workload's kernels descend in the pool, one per worker, to the same first batches as one by one here: all of the measurement
   # budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup); with history roots too
   from models.cost_model import CostModel
-  from search.beam import Beam, prepare_all
+  from search.beam import Beam
+  from search.first_batches import prepare_all
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
   ks = [_kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32"), _kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("gemm:m=64:k=64:n=64:fp32")]
   known = [tuple(c.applied_opts) for _, c in children(scheduler(ks[2].ast, CPU))[3:7]]   # four valid configs, as if measured on its nest
@@ -533,10 +535,28 @@ def test_a_later_timing_that_changes_the_next_rounds_parents_starts_another_gues
   assert st["guessed"] == 2 and st["guess"][0][0] == [batch[3]] and first < set(st["spec"])
   m.close()
 
+def test_stragglers_compiled_by_the_stop_are_timed_by_the_final_verification():
+  # the fastest configs compile slowest: a straggler of the last round that has compiled when the search stops is timed (no wait),
+  # one never started is not compiled for it
+  from search.beam import Beam
+  k = _kernel("gemm:m=32:k=32:n=32:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=40), workers=2)
+  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+  b = Beam(adaptive=False, width=1, near_k=0, seed_picks=3)
+  batch = b.prepare(ctx)
+  done = (batch[1], b"")
+  never = next(((a,), c.ast.key) for a, c in children(ctx.base) if (a,) not in m._ahead)
+  m.prefetch([done[0]])
+  m._ahead[done[0]].result()
+  ctx.state["late"] = [done, never]
+  assert b._stop(ctx) is False and ctx.state["stopped"] and ctx.final_picks == [done[0]]
+  out = finish(ctx, "beam", 0.0)
+  assert done[0] in m.times and never[0] not in m.times and out.final_timed >= 1
+  m.close()
+
 def test_a_measured_tensor_core_config_is_expanded_once():
   # as the first batch times it, a tensor-core config (one action) loses to configs a depth further; it gets one expansion anyway
   from search.beam import Beam, _tc
-  from dataset.sampler import children, replay
   ren = renderer_for("CUDA", "sm_90", compiler=False)
   k = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp16").build("CPU"))[0]
   ctx = Context(scheduler(k, ren), None, upcast_scorer, random.Random(0))
