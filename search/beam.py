@@ -166,9 +166,9 @@ class Beam:
     if self.k == 0: return picks
     n = self.first_batch(ctx)
     hand = hand_coded(ctx.base)
-    seeds = ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n]
-    keys = {key for _, key in seeds}
-    for o, key in pool:
+    seeds, keys = [], set()
+    # one entry per kernel: the hand-coded config is often one of the model's picks
+    for o, key in ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n] + pool:
       if len(seeds) >= n + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
     return _with_tensor_cores(seeds, pool, n + 1)
@@ -313,7 +313,7 @@ class Beam:
     except BudgetExhausted: return False   # this batch again when the budget grows
     finally: ctx.measurer.during = None
     got = [(c, t) for c, t in zip(st["batch"], times) if not math.isnan(t)]
-    st["late"] = [c for c, t in zip(st["batch"], times) if math.isnan(t)]
+    st["late"] += [c for c, t in zip(st["batch"], times) if math.isnan(t)]   # with those of earlier rounds still compiling
     st["measured"] = sorted(st["measured"] + [c for c, t in got if t < math.inf], key=lambda c: ctx.measurer.times[c[0]])
     st["batch"], st["rounds"] = None, st["rounds"] + 1
     if not got: return True   # every compile straggled: no evidence either way

@@ -554,6 +554,15 @@ def test_stragglers_compiled_by_the_stop_are_timed_by_the_final_verification():
   assert done[0] in m.times and never[0] not in m.times and out.final_timed >= 1
   m.close()
 
+def test_the_first_batch_holds_each_kernel_once():
+  # the hand-coded config is often one of the model's picks: in the batch twice, it was measured twice and expanded twice as a parent
+  from search.beam import Beam
+  base = scheduler(_kernel("gemm:m=32:k=32:n=32:fp32").ast, CPU)
+  hand = hand_coded(base)
+  toward = lambda ks: np.array([len(s.applied_opts) if tuple(s.applied_opts) == hand[:len(s.applied_opts)] else -1.0 for s in ks], np.float64)
+  batch = Beam()._seed(Context(base, None, toward, random.Random(0)))   # a model whose descent climbs to the hand-coded config
+  assert len(hand) >= 2 and [o for o, _ in batch].count(hand) == 1 and len({key for _, key in batch}) == len(batch) == Beam.seed_picks + 1
+
 def test_a_measured_tensor_core_config_is_expanded_once():
   # as the first batch times it, a tensor-core config (one action) loses to configs a depth further; it gets one expansion anyway
   from search.beam import Beam, _tc
