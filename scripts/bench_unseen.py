@@ -205,6 +205,20 @@ def rank_pairs(model_path:str, results:list[Path], min_ratio:float=1.05) -> dict
   return {"model": model_path, "min_ratio": min_ratio, "kernels": len(rows), "ordered_right": hits,
           "beam2_faster_scored_lower": below, "beam2_faster": sum(r["learned_over_beam2"] > 1 for r in rows), "rows": rows}
 
+def anytime(results:list[Path], at:tuple[int, ...]=(9, 16, 23, 30)) -> list[dict]:
+  """Offline: had each kernel's search stopped after N timings, its answer's ratio to BEAM=2 (its final ratio, scaled by the search's
+  own best at N over its final best) and the wall spent by then (the N-th timing's time) over BEAM=2's, summed; N=0 is the whole
+  search. What the rounds after the first batch buy, and cost."""
+  out = []
+  for p in results:
+    ks = [e for e in json.loads(p.read_text())["kernels"] if e.get("verified") and e.get("trajectory") and e.get("beam2_us")]
+    for n in (*at, 0):
+      pick = [e["trajectory"][min(n, len(e["trajectory"])) - 1] if n else e["trajectory"][-1] for e in ks]
+      r = [t[2]/e["trajectory"][-1][2]*e["learned_us"]/e["beam2_us"] for t, e in zip(pick, ks)]
+      out.append({"split": p.name, "timings": n or "all", "geomean_vs_beam2": round(geomean(r), 3), "over_1.2x": sum(x > 1.2 for x in r),
+                  "wall_share": round(sum(t[1] if n else e["learned_s"] for t, e in zip(pick, ks))/sum(e["beam2_s"] for e in ks), 3)})
+  return out
+
 def geomean(xs:list[float]) -> float: return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else math.nan
 
 def summary(res:dict) -> dict:
@@ -346,6 +360,8 @@ def main(argv=None) -> int:
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (plot later with --replot)")
   ap.add_argument("--rank-pairs", metavar="MODEL", help="offline (no GPU): over the results/unseen_s*.json kernels where the learned answer "
                   "and BEAM=2's differ by 5%% or more, how often MODEL scores the faster one higher; JSON to stdout, and exit")
+  ap.add_argument("--anytime", action="store_true", help="offline: over --out's measured splits, the answers and wall had each search "
+                  "stopped after 9, 16, 23, 30 timings; JSON to stdout, and exit")
   ap.add_argument("--replot", metavar="JSON", help="rewrite the markdown of an existing unseen.json and exit")
   ap.add_argument("--networks", nargs=2, metavar=("MODELS_JSON", "COMMAND"), help="merge a host call's bench_models.py models.json "
                   "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
@@ -371,6 +387,8 @@ def main(argv=None) -> int:
     try: res = rank_pairs(a.rank_pairs, split_results(Path(a.out)))
     except (CostModelError, OSError, ValueError) as e: print(f"bench_unseen: error: {one_line(e, 300)}", file=sys.stderr); return 2
     print(json.dumps(res, indent=1)); return 0
+  if a.anytime:
+    print(json.dumps(anytime(split_results(Path(a.out))), indent=1)); return 0
   if a.list:
     for i, s in enumerate(a.specs): print(f"{i:3d} {s}")
     print(f"networks: {', '.join(NETWORKS)}\nfingerprint {fingerprint(a.specs)}"); return 0

@@ -164,3 +164,15 @@ def test_rank_pairs_scores_the_learned_answer_against_beam2s(tmp_path, capsys):
   assert mod.main(["--rank-pairs", str(tmp_path / "nope.txt"), "--out", str(tmp_path)]) == 2   # a missing model: one line, no traceback
   err = capsys.readouterr().err
   assert err.startswith("bench_unseen: error:") and len(err.strip().splitlines()) == 1
+
+def test_anytime_gives_the_answer_and_wall_had_a_search_stopped_after_n_timings(tmp_path):
+  # what the rounds after the first batch buy and cost, from a split's measured trajectories (timings, seconds, best so far)
+  import importlib.util, json, sys
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  traj = [[i + 1, 0.5*(i + 1), 2e-6 if i < 9 else 1e-6] for i in range(20)]   # halves its time at the 10th timing
+  e = {"verified": True, "trajectory": traj, "learned_us": 1.0, "beam2_us": 1.0, "learned_s": 11.0, "beam2_s": 50.0}
+  (tmp_path / "unseen_s9.json").write_text(json.dumps({"kernels": [e]}))
+  rows = {r["timings"]: r for r in mod.anytime([tmp_path / "unseen_s9.json"])}
+  assert rows[9]["geomean_vs_beam2"] == 2.0 and rows[9]["wall_share"] == 0.09 and rows[16]["geomean_vs_beam2"] == 1.0
+  assert rows[30]["wall_share"] == 0.2 and rows["all"]["wall_share"] == 0.22   # past its end: its last timing; all: its whole wall
