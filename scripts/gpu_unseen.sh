@@ -11,9 +11,6 @@
 #   usage: [SPLIT=S] [RESUME=1] bash scripts/gpu_unseen.sh SECONDS [LO:HI] [BENCH_ARGS...]
 set -u
 source scripts/gpu_host.sh
-# every search compiles cold, as a user's first search of a kernel does: tinygrad's compile cache would otherwise hand a later run
-# (a repeat, a variant, BEAM=2) the programs an earlier one compiled
-export CACHELEVEL=0
 NAME=unseen${SPLIT:+_s$SPLIT}; S=(${SPLIT:+--split $SPLIT})
 R=${2:-0:$(python3 scripts/bench_unseen.py "${S[@]}" --list | grep -c "^ *[0-9]")}; LO=${R%%:*}; HI=${R##*:}
 i=0
