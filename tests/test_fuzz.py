@@ -1,11 +1,13 @@
 """The fuzzer (search/fuzz.py): a bounded run on the CPU writes a consistent report; a failure is shrunk to the opts that cause it."""
 import random, re, time
+import pytest
 from tinygrad.codegen.opt import OptOps
 from dataset.corpus import parse_variant
 from dataset.device import renderer_for
 from dataset.kernel import Kernel, kernel_asts, scheduler
 from dataset.sampler import random_walk, replay
 
+@pytest.mark.slow   # a 20 s fuzzing run end to end (CI's slow step); the shrinking below runs in the default suite
 def test_fuzz_writes_a_consistent_report(tmp_path):
   from search.fuzz import main
   out = tmp_path / "fuzz.md"
