@@ -103,16 +103,19 @@ class Tuner:
     say(f"{len(todo)} new kernel(s) on {device}: timing their defaults")
     self._busy = True
     try:
+      for i, (row, a, hit, _) in enumerate(todo):
+        try:
+          m = Measurer(Kernel(a.key.hex(), a, row["name"], "dropin", "dropin"), device, Budget(), workers=workers)
+          ctxs[i] = Context(scheduler(a, m.ren), m, None, random.Random(0))
+          if hit is not None: ctxs[i].history = [opts_from_json(o) for o in hit.get("top") or [hit["opts"]]]   # retune: from its configs
+        except Exception as e: row["status"] = f"failed: {one_line(e, 300)}"
+      # the model loads here while the pool starts and compiles the defaults (the Measurers began both): a program's first tuning
+      # pays for the pool's start, and the cost model's load need not wait for it
       try: scorer = self._scorer(device)
       except Exception as e:   # no cost model for this device: the program runs on with tinygrad's defaults
         for row, *_ in todo: row["status"] = f"failed: {one_line(e, 300)}"
         return
-      for i, (row, a, hit, _) in enumerate(todo):
-        try:
-          m = Measurer(Kernel(a.key.hex(), a, row["name"], "dropin", "dropin"), device, Budget(), workers=workers)
-          ctxs[i] = Context(scheduler(a, m.ren), m, scorer, random.Random(0))
-          if hit is not None: ctxs[i].history = [opts_from_json(o) for o in hit.get("top") or [hit["opts"]]]   # retune: from its configs
-        except Exception as e: row["status"] = f"failed: {one_line(e, 300)}"
+      for c in ctxs.values(): c.score = scorer
       for i, c in ctxs.items():   # the defaults (their compiles started with the Measurers): the shares go by them
         row, m = todo[i][0], c.measurer
         try: row["default_us"] = m.measure([m.hand])[0]*1e6

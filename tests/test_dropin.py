@@ -160,3 +160,14 @@ def test_hook_install_into_an_unwritable_place_is_one_line(tmp_path, capsys):
   err = capsys.readouterr().err.strip().splitlines()
   assert len(err) == 1 and err[0].startswith(f"kerntune: error: cannot write {NAME}"), err
   assert main(["install", str(tmp_path / "site")]) == 0 and (tmp_path / "site" / NAME).is_file()
+
+def test_a_missing_cost_model_leaves_the_program_running_on_defaults(tmp_path):
+  # the model loads after the Measurers start (the pool's start and the defaults' compiles overlap it): one that cannot load fails
+  # the kernels' rows with its reason, caches nothing, and the program's results are tinygrad's own
+  rng = np.random.default_rng(1)
+  w0, x0 = rng.standard_normal((24, 16)).astype(np.float32), rng.standard_normal((32, 24)).astype(np.float32)
+  t = Tuner(budget=4, kernel_s=20, quiet=True, model=str(tmp_path / "nope.txt"))
+  with tuned(tmp_path / "tuned.json", tuner=t): out = _forward(w0, x0)
+  np.testing.assert_allclose(out, _forward(w0, x0), rtol=1e-5)
+  assert t.rows and all(r["status"].startswith("failed: ") and "nope.txt" in r["status"] for r in t.rows)
+  assert not TunedCache(tmp_path / "tuned.json").entries
