@@ -272,19 +272,18 @@ class Beam:
     st, m = ctx.state, ctx.measurer
     done = [c for c in st["batch"] if c[0] in m.times]
     if 2*len(done) < len(st["batch"]) or st["rounds"] + 1 >= st["max_rounds"]: return
-    guess = st.get("guess")
-    if guess is None or (guess[3] and st["guessed"] < self.guesses and len(done) > guess[4]):
+    g = st.get("guess")   # the round's latest guess: its parents, their expansions, whether its picks are prefetched, at which timing
+    if g is None or (g["picked"] and st["guessed"] < self.guesses and len(done) > g["at"]):
       measured = sorted(st["measured"] + [c for c in done if m.times[c[0]] < math.inf], key=lambda c: m.times[c[0]])
       beam, near = self._parents(st, measured)
-      if not beam or (guess is not None and (beam, near) == guess[0]): return
-      st["guessed"] = st.get("guessed", 0) + 1
-      st["guess"] = guess = ((beam, near), self._expand(ctx, beam, keep=True), self._expand(ctx, near, True, keep=True) if near else None,
-                             False, len(done))
-    (beam, _), ex, nx, picked, _ = guess
-    if not picked and ex.done() and (nx is None or nx.done()):
-      spec = [o for o, _ in self._pick(ctx, beam, ex, nx, set(st["seen"]))]
+      if not beam or (g is not None and (beam, near) == (g["beam"], g["near"])): return
+      st["guessed"] += 1
+      st["guess"] = g = {"beam": beam, "near": near, "ex": self._expand(ctx, beam, keep=True), "picked": False, "at": len(done),
+                         "nx": self._expand(ctx, near, True, keep=True) if near else None}
+    if not g["picked"] and g["ex"].done() and (g["nx"] is None or g["nx"].done()):
+      spec = [o for o, _ in self._pick(ctx, g["beam"], g["ex"], g["nx"], set(st["seen"]))]
       st["spec"] = list(dict.fromkeys((st.get("spec") or []) + spec))   # every guess's picks: _next drops those it does not take
-      st["guess"] = (*guess[:3], True, len(done))
+      g.update(picked=True, at=len(done))
       m.prefetch(spec)
 
   def ahead(self, ctx:Context):

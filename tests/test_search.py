@@ -523,16 +523,16 @@ def test_a_later_timing_that_changes_the_next_rounds_parents_starts_another_gues
     m.times[o] = t
     while True:   # until this guess's picks are prefetched
       b._speculate(ctx)
-      if st["guess"] is None or st["guess"][3]: return
+      if st["guess"] is None or st["guess"]["picked"]: return
   timed(batch[0], 2e-3)
   assert st["guess"] is None   # under half the batch timed: no guess
   timed(batch[1], 3e-3)
   first = set(st["spec"])
-  assert st["guessed"] == 1 and st["guess"][0][0] == [batch[0]] and first and all(o in m._ahead for o in first)
+  assert st["guessed"] == 1 and st["guess"]["beam"] == [batch[0]] and first and all(o in m._ahead for o in first)
   timed(batch[2], 5e-3)   # slower: the parents stay, no new guess
   assert st["guessed"] == 1
   timed(batch[3], 1e-3)   # the fastest yet: its children are guessed and prefetched too
-  assert st["guessed"] == 2 and st["guess"][0][0] == [batch[3]] and first < set(st["spec"])
+  assert st["guessed"] == 2 and st["guess"]["beam"] == [batch[3]] and first < set(st["spec"])
   m.close()
 
 def test_stragglers_compiled_by_the_stop_are_timed_by_the_final_verification():
