@@ -22,7 +22,6 @@ def test_no_benchmark_kernel_in_stores_or_histories(device):
   assert not (hit := set(keys) & shipped), f"benchmark kernels in the training data: {[keys[k] for k in hit]}"
 
 def test_shipped_keys_reads_stores_shards_and_histories(tmp_path):
-  import gzip
   def store(path, key):
     db = sqlite3.connect(path); db.execute("CREATE TABLE kernels (key TEXT)"); db.execute("INSERT INTO kernels VALUES (?)", (key,)); db.commit(); db.close()
   (tmp_path / "dataset" / "data" / "shards").mkdir(parents=True); (tmp_path / "models").mkdir()
