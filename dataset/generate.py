@@ -365,6 +365,8 @@ def child(a, device:str, out:Path, load_scorer:LoadScorer|None=None) -> int:
   print(json.dumps({"summary": summary}))
   return 0
 
+OVERRUN_S = 30.0   # how long a run may go on past --time-budget (its last timings, closing the store) before it is killed
+
 def supervise(a, device:str, out:Path, argv:list[str], entry:str="dataset.generate") -> int:
   if (lock := writer_lock(out)) is None: return fail(f"another generate-dataset is writing {out}")
   deadline = time.time() + a.time_budget if a.time_budget is not None else math.inf
@@ -379,6 +381,9 @@ def supervise(a, device:str, out:Path, argv:list[str], entry:str="dataset.genera
       if time.time() - hb.stat().st_mtime > a.hang_timeout:
         print(f"\ngenerate-dataset: no progress for {a.hang_timeout:.0f} s: killing the run, recording the config as hung, resuming", file=sys.stderr)
         proc.kill(); proc.wait(); rc = -9; break
+      if time.time() > deadline + OVERRUN_S:   # every finished row is committed: a run stuck past its budget loses none of them
+        print(f"\ngenerate-dataset: still running {OVERRUN_S:.0f} s after the time budget: stopped", file=sys.stderr)
+        proc.kill(); proc.wait(); hb.unlink(missing_ok=True); return 0
     if rc in (0, 2): hb.unlink(missing_ok=True); return rc   # 2: the child's one-line error (e.g. --only-kernels)
     fails = 0 if _progress(out) > before else fails + 1
     if fails >= 3: print("generate-dataset: error: the run keeps failing without progress; giving up", file=sys.stderr); return 1

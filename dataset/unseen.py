@@ -164,3 +164,30 @@ def shipped_keys(root:Path|None=None) -> set[str]:
   for hist in (root / "models").glob("history_*.json"):
     keys.update(e[2] for rows in json.loads(hist.read_text())["nests"].values() for e in rows)
   return keys
+
+SPLITS = 8   # fresh splits kept out of every new corpus store: 1-3 are measured, the rest are for later judgements
+
+def held_out_keys(device:str, splits:int=SPLITS) -> dict[str, str]:
+  """AST key -> name of the frozen list's kernels and of splits 1..`splits` (draw(s)) on `device`: what no store may hold."""
+  out = benchmark_keys(device)
+  for s in range(1, splits + 1): out |= benchmark_keys(device, draw(s))
+  return out
+
+def drop_held_out(path:str, splits:int=SPLITS) -> list[str]:
+  """Delete from an extracted store (before it is measured) every kernel of the benchmark or of its splits, with its rows; their names."""
+  import sqlite3
+  db = sqlite3.connect(path)
+  try:
+    hit = [(k, n) for dev, in db.execute("SELECT DISTINCT device FROM kernels") for k, n in held_out_keys(dev, splits).items()
+           if db.execute("SELECT 1 FROM kernels WHERE key=?", (k,)).fetchone()]
+    with db:
+      for k, _ in hit:
+        for t, c in (("measurements", "kernel"), ("picks", "kernel"), ("kernels", "key")): db.execute(f"DELETE FROM {t} WHERE {c}=?", (k,))
+    return [n for _, n in hit]
+  finally: db.close()
+
+if __name__ == "__main__":   # python -m dataset.unseen drop STORE: a corpus store extracted with --extract-only, before measuring it
+  import sys
+  if len(sys.argv) != 3 or sys.argv[1] != "drop": sys.exit("usage: python -m dataset.unseen drop STORE")
+  gone = drop_held_out(sys.argv[2])
+  print(f"{sys.argv[2]}: dropped {len(gone)} held-out benchmark kernels{': ' + ', '.join(gone[:5]) if gone else ''}")
