@@ -699,3 +699,24 @@ def test_extraction_in_workers_gives_the_serial_kernels(tmp_path):
     finally: s.close()
   rows = lambda w: [(*r[:-1], Kernel.ast_from_blob(r[-1]).key.hex()) for r in sqlite3.connect(tmp_path / f"w{w}.sqlite").execute("SELECT * FROM kernels ORDER BY key")]
   assert rows(1) == rows(2) and len(rows(1)) == sum(len(ks) for _, ks in serial) and all(r[0] == r[-1] for r in rows(1))
+
+def test_a_run_stuck_past_its_time_budget_is_stopped(tmp_path, monkeypatch):
+  # the child beats (no hang) but never stops: the supervisor kills it once the budget and OVERRUN_S have passed
+  from types import SimpleNamespace
+  import dataset.generate as G
+  (tmp_path / "stuck_child.py").write_text(
+    "import os, sys, time\nfrom pathlib import Path\nout = Path(sys.argv[sys.argv.index('--out') + 1])\n"
+    "(out.parent / 'pid').write_text(str(os.getpid()))\nwhile True: out.with_suffix('.heartbeat').touch(); time.sleep(0.2)\n")
+  monkeypatch.setenv("PYTHONPATH", str(tmp_path)); monkeypatch.setattr(G, "OVERRUN_S", 1.0)
+  out = tmp_path / "d.sqlite"
+  Store(out).close()
+  import threading
+  t, rc = time.time(), []
+  th = threading.Thread(target=lambda: rc.append(G.supervise(SimpleNamespace(time_budget=1.0, hang_timeout=60.0), "CPU", out, [],
+                                                             entry="stuck_child")), daemon=True)
+  th.start(); th.join(30)
+  pid = int((tmp_path / "pid").read_text())
+  if th.is_alive(): os.kill(pid, signal.SIGKILL)   # the old supervisor waits on it for good
+  assert rc == [0] and 2.0 <= time.time() - t < 30
+  with pytest.raises(ProcessLookupError): os.kill(pid, 0)
+  assert not out.with_suffix(".heartbeat").exists()
