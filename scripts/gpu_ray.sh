@@ -79,9 +79,13 @@ one() {   # NAME GPU_IDS PART [--ray ...]: one run on a copy of the store, for S
   local name=$1 ids=$2 part=$3; shift 3
   cp $T/base.sqlite $T/$name.sqlite
   local t=$(date +%s.%N)
-  CUDA_VISIBLE_DEVICES=$ids python3 -m $GEN --device ${DEVICE:-CUDA} --kernels ${KERNELS:-all} ${ONLY---only-kernels $(cat $T/part$part.txt)} --samples-per-kernel $SPK \
-    --time-budget $S --workers $W --out $T/$name.sqlite --no-progress "$@" > $OUT/$name.log 2>&1
+  # bounded, so that the merge and export below run inside the device call whatever the run does (its supervisor stops at S + 30)
+  CUDA_VISIBLE_DEVICES=$ids timeout -k 10 $((S + 60)) python3 -m $GEN --device ${DEVICE:-CUDA} --kernels ${KERNELS:-all} ${ONLY---only-kernels $(cat $T/part$part.txt)} \
+    --samples-per-kernel $SPK --time-budget $S --workers $W --out $T/$name.sqlite --no-progress "$@" > $OUT/$name.log 2>&1
   local rc=$?
+  [ $rc -ge 124 ] && { ray stop --force >/dev/null 2>&1; pkill -f -- "-m $GEN " ; sleep 2; }   # cut: its workers go too
+  # a driver cut short leaves its Ray workers' shards unmerged: their committed rows are folded in (merging is idempotent)
+  ls $T/$name.ray/*.sqlite >/dev/null 2>&1 && python3 -m dataset.shard merge $T/$name.sqlite $T/$name.ray/*.sqlite
   echo "{\"name\": \"$name\", \"gpus\": $(echo $ids | tr , '\n' | wc -l), \"rc\": $rc, \"start\": $t, \"end\": $(date +%s.%N)}" > $T/$name.run.json
   echo "gpu_ray: $name on GPUs $ids exited $rc; $(grep -c . $OUT/$name.log) log lines"; tail -n 2 $OUT/$name.log | cut -c1-300
 }
