@@ -174,11 +174,12 @@ def held_out_keys(device:str, splits:int=SPLITS) -> dict[str, str]:
   return out
 
 def drop_held_out(path:str, splits:int=SPLITS) -> list[str]:
-  """Delete from an extracted store (before it is measured) every kernel of the benchmark or of its splits, with its rows; their names."""
+  """Delete from a store every kernel of the benchmark or of its splits, with its rows; their names. For stores extracted before
+  extraction skipped them (dataset.corpus.held_out)."""
   import sqlite3
   db = sqlite3.connect(path)
   try:
-    hit = [(k, n) for dev, in db.execute("SELECT DISTINCT device FROM kernels") for k, n in held_out_keys(dev, splits).items()
+    hit = [(k, n) for dev, in db.execute("SELECT DISTINCT device FROM kernels").fetchall() for k, n in held_out_keys(dev, splits).items()
            if db.execute("SELECT 1 FROM kernels WHERE key=?", (k,)).fetchone()]
     with db:
       for k, _ in hit:
@@ -186,8 +187,14 @@ def drop_held_out(path:str, splits:int=SPLITS) -> list[str]:
     return [n for _, n in hit]
   finally: db.close()
 
-if __name__ == "__main__":   # python -m dataset.unseen drop STORE: a corpus store extracted with --extract-only, before measuring it
-  import sys
-  if len(sys.argv) != 3 or sys.argv[1] != "drop": sys.exit("usage: python -m dataset.unseen drop STORE")
-  gone = drop_held_out(sys.argv[2])
-  print(f"{sys.argv[2]}: dropped {len(gone)} held-out benchmark kernels{': ' + ', '.join(gone[:5]) if gone else ''}")
+if __name__ == "__main__":
+  # python -m dataset.unseen keys: dataset.corpus.HELD_OUT written again (after a tinygrad or a benchmark change)
+  # python -m dataset.unseen drop STORE: a store's held-out kernels removed
+  import json, sys
+  from dataset.corpus import HELD_OUT
+  if sys.argv[1:] == ["keys"]:
+    HELD_OUT.write_text(json.dumps({d: sorted(held_out_keys(d)) for d in ("CUDA", "CPU")}, indent=0) + "\n"); print(f"wrote {HELD_OUT}")
+  elif len(sys.argv) == 3 and sys.argv[1] == "drop":
+    gone = drop_held_out(sys.argv[2])
+    print(f"{sys.argv[2]}: dropped {len(gone)} held-out benchmark kernels{': ' + ', '.join(gone[:5]) if gone else ''}")
+  else: sys.exit("usage: python -m dataset.unseen keys | drop STORE")

@@ -20,6 +20,7 @@ def test_no_benchmark_kernel_in_stores_or_histories(device):
   shipped = bench_unseen.shipped_keys()
   assert len(shipped) > 800   # the stores, the shards and the histories were read
   assert not (hit := set(keys) & shipped), f"benchmark kernels in the training data: {[keys[k] for k in hit]}"
+  assert held_out(device) >= set(keys) and not held_out(device) & shipped   # the splits' kernels neither
 
 def test_shipped_keys_reads_stores_shards_and_histories(tmp_path):
   def store(path, key):
@@ -35,7 +36,7 @@ def test_shipped_keys_reads_stores_shards_and_histories(tmp_path):
 
 # ***** the corpus (dataset.corpus: grid, networks, sampled tiers) holds none of the benchmark's networks or kernels *****
 import re
-from dataset.corpus import CORPUS, parse_variant
+from dataset.corpus import CORPUS, held_out, parse_variant
 from dataset.kernel import kernel_asts
 from dataset.networks import GROUPS, NETWORKS as CORPUS_NETWORKS
 
@@ -182,3 +183,18 @@ def test_drop_held_out_removes_the_benchmarks_kernels_from_an_extracted_store(tm
   db = sqlite3.connect(tmp_path / "x.sqlite")
   assert [r[0] for r in db.execute("SELECT key FROM kernels")] == [other.key]
   assert db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] == 0
+
+@pytest.mark.slow
+def test_committed_held_out_keys_are_the_benchmarks_and_its_splits():
+  for device in ("CUDA", "CPU"): assert held_out(device) == set(bench_unseen.held_out_keys(device))
+
+def test_extraction_skips_held_out_kernels(tmp_path, monkeypatch):
+  import dataset.corpus as C
+  from dataset.store import Store
+  v = next(v for v in CORPUS if v.small and v.tier == "grid" and len(kernel_asts(*v.build("CPU"))) >= 2)
+  keys = [a.key.hex() for a in kernel_asts(*v.build("CPU"))]
+  monkeypatch.setattr(C, "held_out", lambda device: {keys[0]} if device == "CPU" else set())
+  s = Store(tmp_path / "x.sqlite")
+  C.extract_into(s, [v], "CPU", progress=False)
+  assert s.kernel_keys() == set(keys[1:])
+  s.close()
