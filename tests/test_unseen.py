@@ -79,6 +79,7 @@ def test_a_fresh_split_is_new_and_held_out():
   keys = bench_unseen.benchmark_keys("CPU", a[:8])
   assert keys and not set(keys) & bench_unseen.shipped_keys()
 
+@pytest.mark.slow   # 30 s of CPU searches: CI's slow step runs it, the default run stays under 8 minutes on 2 cores
 def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the_spread(tmp_path, monkeypatch):
   # a long benchmark run never dies on one op: the crash is written down (a resumed run tries it again) and the next op is measured
   import importlib.util, json, sys
