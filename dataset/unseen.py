@@ -173,14 +173,15 @@ def held_out_keys(device:str, splits:int=SPLITS) -> dict[str, str]:
   for s in range(1, splits + 1): out |= benchmark_keys(device, draw(s))
   return out
 
-def drop_held_out(path:str, splits:int=SPLITS) -> list[str]:
-  """Delete from a store every kernel of the benchmark or of its splits, with its rows; their names. For stores extracted before
-  extraction skipped them (dataset.corpus.held_out)."""
+def drop_held_out(path:str) -> list[str]:
+  """Delete from a store every kernel of the benchmark or of its splits (dataset.corpus.held_out, as committed), with its rows; their
+  names. For stores extracted before extraction skipped them."""
   import sqlite3
+  from dataset.corpus import held_out
   db = sqlite3.connect(path)
   try:
-    hit = [(k, n) for dev, in db.execute("SELECT DISTINCT device FROM kernels").fetchall() for k, n in held_out_keys(dev, splits).items()
-           if db.execute("SELECT 1 FROM kernels WHERE key=?", (k,)).fetchone()]
+    keys = {dev: held_out(dev) for dev, in db.execute("SELECT DISTINCT device FROM kernels").fetchall()}
+    hit = [(k, n) for k, dev, n in db.execute("SELECT key, device, name FROM kernels").fetchall() if k in keys[dev]]
     with db:
       for k, _ in hit:
         for t, c in (("measurements", "kernel"), ("picks", "kernel"), ("kernels", "key")): db.execute(f"DELETE FROM {t} WHERE {c}=?", (k,))

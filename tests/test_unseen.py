@@ -173,14 +173,14 @@ def test_anytime_gives_the_answer_and_wall_had_a_search_stopped_after_n_timings(
 def test_drop_held_out_removes_the_benchmarks_kernels_from_an_extracted_store(tmp_path):
   from dataset.kernel import Kernel
   from dataset.store import Store
-  held, keys = bench_unseen.kernels_of(bench_unseen.kernel_specs()[0], "CPU")[0], bench_unseen.held_out_keys("CPU", 0)
+  held, keys = bench_unseen.kernels_of(bench_unseen.kernel_specs()[0], "CPU")[0], held_out("CPU")
   other = next(Kernel(a.key.hex(), a, f"{v.name}#{i}", v.family, v.workload) for v in CORPUS if v.small and v.tier == "grid"
                for i, a in enumerate(kernel_asts(*v.build("CPU"))) if a.key.hex() not in keys)
   s = Store(tmp_path / "x.sqlite")
   s.add_variant("v", "CPU", [held, other], [(None, None)]*2)
   rid = s.begin(held.key, [], "CPU", "x", "0.14.0", "fixed"); s.finish(rid, "ok", 1e-5)
   s.close()
-  assert bench_unseen.drop_held_out(str(tmp_path / "x.sqlite"), splits=0) == [held.name]
+  assert bench_unseen.drop_held_out(str(tmp_path / "x.sqlite")) == [held.name]
   db = sqlite3.connect(tmp_path / "x.sqlite")
   assert [r[0] for r in db.execute("SELECT key FROM kernels")] == [other.key]
   assert db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] == 0
