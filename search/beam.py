@@ -102,14 +102,16 @@ class Beam:
   # expanded and their picks prefetched (again, up to `guesses` a round, when a later timing changes those parents); where the
   # round's end leaves the parents as one guess had them, its batch is compiled or compiling.
   # The picks are the same either way, only when they compile changes (and so which compiles straggle into a later round). Rounds
-  # wait on compiles: split 3's learned wall was 86 of 182 s in waits of over 0.25 s between timings, most between rounds. Off
-  # until a GPU call measures it (bench_unseen --variant)
-  speculate: bool = False
+  # wait on compiles: split 3's learned wall was 86 of 182 s in waits of over 0.25 s between timings, most between rounds. Measured
+  # on split 3 against the old default in one call (2 x H100, results/unseen_s3_variants.md): wall 19.3% of BEAM=2's for 20.2%,
+  # geomean 0.933x for 0.950x
+  speculate: bool = True
   guesses: int = 3   # speculate: guesses of the next round's parents a round may start
   # a round's compiles straggle once half are in and they lag this many seconds (and STRAGGLE x that half's time) behind: compile
   # times are heavy-tailed (the H200 store's p50 0.37 s, p90 2.2 s, p99 9.7 s), and a round waits on its slowest (None:
-  # search.measure.MIN_WAIT_S)
-  straggle_s: float|None = None
+  # search.measure.MIN_WAIT_S). 1 s with speculation, in the same call: wall 18.3%, geomean 0.931x (the stragglers are timed in the
+  # next round, or verified at the end, not lost)
+  straggle_s: float|None = 1.0
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:

@@ -445,7 +445,7 @@ def test_a_round_expands_the_next_fastest_when_the_fastest_have_no_children():
   k = _kernel("gemm:m=64:k=64:n=64:fp32")
   m = Measurer(k, "CPU", Budget(measurements=40))
   ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
-  b = Beam(adaptive=False, width=1, near_k=0, seed_picks=3)
+  b = Beam(adaptive=False, width=1, near_k=0, seed_picks=3, speculate=False)   # a speculation would have expanded them already
   b.prepare(ctx); b.step(ctx)   # the first batch, timed
   asked, real = [], ctx.expand
   ctx.expand = lambda ps, near=False, alongside=1: (asked.append(ps), Childless() if len(asked) == 1 else real(ps, near, alongside))[1]
@@ -461,6 +461,7 @@ def fixed_times(monkeypatch):
   import hashlib
   import search.measure as SM
   monkeypatch.setattr(SM, "MIN_WAIT_S", 1e9); monkeypatch.setattr(SM, "CAP_S", 1e9)
+  monkeypatch.setattr(SM, "STRAGGLE", 1e9)   # Beam.straggle_s replaces MIN_WAIT_S: the deadline is then STRAGGLE x half the batch's time
   real = Measurer._time
   def fixed(self, c):
     real(self, c)
