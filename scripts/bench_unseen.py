@@ -15,7 +15,9 @@ kernels is in the stores, their shards or the histories. Two GPUs run halves of 
 them:
   python scripts/bench_unseen.py --split 1 --merge a/unseen_s1.json b/unseen_s1.json --out results
 A search change is measured against the defaults in one call with --repeats 2 --variant '{"speculate": true}' (the last run's Beam
-parameters; a list of objects: the last runs'): every run re-timed side by side, each run's geomean and wall in the report.
+parameters; a list of objects: the last runs'): every run re-timed side by side, each run's geomean and wall in the report. A
+variant's "model" (a cost model file) replaces the model for its run: '{"model": "out/m/cost_model_sm_90.txt"}' measures a retrained
+model against the shipped one, kernel by kernel, in one process.
 BEAM=2's picks and search cost are kept in results/unseen_beam2.json, so a later call re-times BEAM=2's pick beside a new learned
 search instead of searching again (the JSON says which call each BEAM=2 search ran in)."""
 from __future__ import annotations
@@ -73,6 +75,8 @@ def run(a) -> int:
   # a fresh split measures only kernels no earlier split evaluated (two splits share common kernels: split 2 holds 8 of split 1's)
   seen = evaluated_keys([Path(__file__).resolve().parent.parent / "results", out], res_path) if a.split is not None else set()
   beam = json.loads(beam_path.read_text()) if beam_path.is_file() else {}
+  # a variant's own cost model (--variant's "model"), loaded before any work: a bad file fails here, not after the first kernel
+  a.scorers = {v["model"]: load_model(v["model"], device, dev_name, arch, False)[0].scorer(props) for v in a.variant or [] if "model" in v}
   warm_pools(device, a.workers, scorer)
   lo, hi = (int(x) for x in a.range.split(":")) if a.range else (0, len(specs))
   order = list(range(lo, hi))[a.part[0]::a.part[1]] if a.part else list(range(lo, hi))
@@ -101,8 +105,14 @@ def evaluated_keys(dirs:list[Path], own:Path) -> set[str]:
   return {e["key"] for p in files for e in json.loads(p.read_text()).get("kernels", [])}
 
 def run_params(a, r:int) -> dict:
-  """Run r's Beam parameters: --variant's for the last runs, the defaults for the others."""
-  return a.variant[r - (a.repeats - len(a.variant))] if a.variant and r >= a.repeats - len(a.variant) else {}
+  """Run r's Beam parameters: --variant's for the last runs, the defaults for the others (without a variant's "model")."""
+  v = a.variant[r - (a.repeats - len(a.variant))] if a.variant and r >= a.repeats - len(a.variant) else {}
+  return {k: x for k, x in v.items() if k != "model"}
+
+def run_scorer(a, r:int, scorer):
+  """Run r's cost model scorer: its variant's "model", or the benchmark's."""
+  v = a.variant[r - (a.repeats - len(a.variant))] if a.variant and r >= a.repeats - len(a.variant) else {}
+  return a.scorers[v["model"]] if "model" in v else scorer
 
 def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str):
   """One op's kernels: the learned search, BEAM=2 (or its cached pick), re-timed side by side; rows appended to res, written."""
@@ -122,7 +132,7 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
     first = len(res["kernels"]) + len(entries)
     for r in (ix % a.repeats for ix in range(first, first + a.repeats)):
       st = time.perf_counter()
-      (o_r, m_r), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), scorer, r, a.workers, **run_params(a, r))
+      (o_r, m_r), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), run_scorer(a, r, scorer), r, a.workers, **run_params(a, r))
       reps[r] = (o_r, m_r, time.perf_counter() - st)
       m_r.close()
     for r in range(1, a.repeats): row[extra[r - 1]]["opts"].append(opts_to_json(reps[r][0].opts))
@@ -279,9 +289,11 @@ def network_lines(res:dict) -> list[str]:
   return lines
 
 def variants_said(variant:dict|list|None, runs:int) -> str:
-  """Which runs had which Beam parameters (a single object: an earlier JSON's one variant, the last run's)."""
+  """Which runs had which Beam parameters and cost model (a single object: an earlier JSON's one variant, the last run's)."""
   vs = [variant] if isinstance(variant, dict) else variant or []
-  return "".join(f"; run {runs - len(vs) + i} with Beam({', '.join(f'{k}={x!r}' for k, x in v.items())})" for i, v in enumerate(vs))
+  said = lambda v: " and ".join(([f"Beam({', '.join(f'{k}={x!r}' for k, x in v.items() if k != 'model')})"] if set(v) - {"model"} else [])
+                                + ([f"the model {v['model']}"] if "model" in v else []))
+  return "".join(f"; run {runs - len(vs) + i} with {said(v)}" for i, v in enumerate(vs))
 
 def write_markdown(res:dict, path:Path):
   s = summary(res)
@@ -372,8 +384,9 @@ def main(argv=None) -> int:
     from search.beam import Beam
     vs = [a.variant] if isinstance(a.variant, dict) else a.variant
     if (not isinstance(vs, list) or not vs or a.repeats <= len(vs)
-        or any(not isinstance(v, dict) or set(v) - {f.name for f in fields(Beam)} for v in vs)):
-      ap.error(f"--variant: a JSON object of Beam parameters (or a list of them), with --repeats more than the variants (got {a.variant!r})")
+        or any(not isinstance(v, dict) or set(v) - {f.name for f in fields(Beam)} - {"model"} for v in vs)):
+      ap.error(f"--variant: a JSON object of Beam parameters and/or a \"model\" (or a list of them), with --repeats more than the variants (got {a.variant!r})")
+    if missing := [v["model"] for v in vs if "model" in v and not Path(v["model"]).is_file()]: ap.error(f"--variant: no model file {missing[0]}")
     a.variant = vs
   if a.part is not None:
     try: a.part = tuple(int(x) for x in a.part.split("/")); assert len(a.part) == 2 and 0 <= a.part[0] < a.part[1]

@@ -86,16 +86,21 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the
   import search.cli
   spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
   mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
-  real, params = search.cli.search_kernels, []
+  real, params, models = search.cli.search_kernels, [], []
   def flaky(*a, **kw):
     if a[0][0].name.startswith("gelu_bias"): raise KeyError("a search bug")
     params.append(kw)
+    if "amt" not in kw: models.append(Path(a[4].model.path).resolve().parent)
     return real(*a, **kw)
   monkeypatch.setattr(search.cli, "search_kernels", flaky)
   ops = [i for i, s in enumerate(bench_unseen.draw(1)) if s.startswith(("rmsnorm:rows=98:", "gelu_bias:rows=98:"))]
+  other = tmp_path / "m"   # a variant's own model (a retrained one): here a copy of the shipped CPU model, told apart by its folder
+  other.mkdir()
+  for f in Path("models").glob("cost_model_cpu.*"): shutil.copy(f, other / f.name)
+  variant = json.dumps({"near_k": 0, "model": str(other / "cost_model_cpu.txt")})
   for i in ops:
     assert mod.main(["--split", "1", "--range", f"{i}:{i+1}", "--device", "CPU", "--workers", "2", "--out", str(tmp_path), "--rounds", "1",
-                     "--beam-cache", str(tmp_path / "b.json"), "--no-plot", "--resume", "--repeats", "2", "--variant", '{"near_k": 0}']) == 0
+                     "--beam-cache", str(tmp_path / "b.json"), "--no-plot", "--resume", "--repeats", "2", "--variant", variant]) == 0
   res = json.loads((tmp_path / "unseen_s1.json").read_text())
   assert [c["error"] for c in res["crashed"]] == ["KeyError: 'a search bug'"] and len(res["kernels"]) == 2 and all(e["verified"] for e in res["kernels"])
   assert f"; {len(res['crashed'][0]['keys'])} more crashed: gelu_bias" in (tmp_path / "unseen_s1.md").read_text()
@@ -105,8 +110,9 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the
   assert "2 runs of the learned search (seeds 0..1), geomean per run: " in (md := (tmp_path / "unseen_s1.md").read_text())
   # --variant: the last run's Beam parameters, the first run's the defaults; the report says which, with each run's wall. Each
   # kernel's runs start in turn at another (the second kernel with the variant's), so that no run is always a process's cold one
-  assert [kw for kw in params if "amt" not in kw] == [{}, {"near_k": 0}, {"near_k": 0}, {}] and res["variant"] == [{"near_k": 0}]
-  assert "; run 1 with Beam(near_k=0)" in md and "search wall / BEAM=2's per run: " in md
+  assert [kw for kw in params if "amt" not in kw] == [{}, {"near_k": 0}, {"near_k": 0}, {}] and res["variant"] == [json.loads(variant)]
+  assert models == [Path("models").resolve(), other.resolve(), other.resolve(), Path("models").resolve()]   # the variant's runs score with its model
+  assert f"; run 1 with Beam(near_k=0) and the model {other / 'cost_model_cpu.txt'}" in md and "search wall / BEAM=2's per run: " in md
 
 def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   # splits share common kernels (split 2 holds 8 of split 1's): a split's figure is over kernels no other split evaluated
@@ -115,7 +121,7 @@ def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
   with pytest.raises(SystemExit) as e: mod.main(["--split", "2", "--repeats", "0", "--out", str(tmp_path)])
   assert e.value.code == 2   # before any work
-  for v in ('{"nope": 1}', '[{"k": 2}, {"k": 3}]'):   # an unknown Beam parameter, more variants than runs: before any work too
+  for v in ('{"nope": 1}', '[{"k": 2}, {"k": 3}]', '{"model": "no/such/model.txt"}'):   # an unknown Beam parameter, more variants than runs, a missing model: before any work too
     with pytest.raises(SystemExit) as e: mod.main(["--split", "2", "--repeats", "2", "--variant", v, "--out", str(tmp_path)])
     assert e.value.code == 2
   (tmp_path / "unseen_s1.json").write_text(json.dumps({"kernels": [{"key": "a"}, {"key": "b"}]}))
