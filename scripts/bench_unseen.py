@@ -104,15 +104,17 @@ def evaluated_keys(dirs:list[Path], own:Path) -> set[str]:
   files = {p.resolve() for d in dirs for p in split_results(d) if p.name != own.name}
   return {e["key"] for p in files for e in json.loads(p.read_text()).get("kernels", [])}
 
+def run_variant(a, r:int) -> dict:
+  """Run r's --variant object: the last runs have one each, the others the defaults ({})."""
+  return a.variant[r - (a.repeats - len(a.variant))] if a.variant and r >= a.repeats - len(a.variant) else {}
+
 def run_params(a, r:int) -> dict:
-  """Run r's Beam parameters: --variant's for the last runs, the defaults for the others (without a variant's "model")."""
-  v = a.variant[r - (a.repeats - len(a.variant))] if a.variant and r >= a.repeats - len(a.variant) else {}
-  return {k: x for k, x in v.items() if k != "model"}
+  """Run r's Beam parameters (its variant's, without the variant's "model")."""
+  return {k: x for k, x in run_variant(a, r).items() if k != "model"}
 
 def run_scorer(a, r:int, scorer):
   """Run r's cost model scorer: its variant's "model", or the benchmark's."""
-  v = a.variant[r - (a.repeats - len(a.variant))] if a.variant and r >= a.repeats - len(a.variant) else {}
-  return a.scorers[v["model"]] if "model" in v else scorer
+  return a.scorers[v["model"]] if "model" in (v := run_variant(a, r)) else scorer
 
 def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str):
   """One op's kernels: the learned search, BEAM=2 (or its cached pick), re-timed side by side; rows appended to res, written."""
