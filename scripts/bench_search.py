@@ -164,9 +164,12 @@ def main(argv=None) -> int:
 
 def run_parallel(a, argv:list[str]) -> int:
   """One child process per GPU (CUDA_VISIBLE_DEVICES), each taking the next op from the queue, slowest ops first; after every op
-  the merged results are rewritten, so a run cut off by a time limit keeps every finished op."""
+  the merged results are rewritten, so a run cut off by a time limit keeps every finished op. The GPUs are the first `gpus` of
+  those this process may see (its CUDA_VISIBLE_DEVICES), so that another job can run beside it on the host's other GPUs."""
   import os, subprocess, tempfile
   ops, out = a.ops.split(","), Path(a.out)
+  ids = [i for i in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if i.strip()] or [str(g) for g in range(a.gpus)]
+  if len(ids) < a.gpus: raise SystemExit(f"bench_search: error: --gpus {a.gpus}, but CUDA_VISIBLE_DEVICES names {len(ids)} GPUs")
   out.mkdir(parents=True, exist_ok=True)
   rest, skip = [], {"--gpus", "--ops", "--out"}
   it = iter(argv)
@@ -181,7 +184,7 @@ def run_parallel(a, argv:list[str]) -> int:
     for g in range(a.gpus):
       if g not in running and ops:
         op = ops.pop(0)
-        env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(g)}
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": ids[g]}
         cmd = [sys.executable, __file__, *rest, "--ops", op, "--out", str(tmp / op), "--no-plot"]
         running[g] = (subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), op)
     time.sleep(1)
@@ -192,7 +195,7 @@ def run_parallel(a, argv:list[str]) -> int:
       if p.returncode != 0 or not f.is_file():
         print(f"{op}: failed (exit {p.returncode}); see bench.log", file=log, flush=True); continue
       r = json.loads(f.read_text())
-      r["ops"][op]["gpu"] = g
+      r["ops"][op]["gpu"] = int(ids[g]) if ids[g].isdigit() else ids[g]
       if not merged: merged = {**r, "ops": {}, "command": "python scripts/bench_search.py " + " ".join(argv), "gpus": a.gpus}
       merged["ops"][op] = r["ops"][op]
       (out / "search_bench.json").write_text(json.dumps(merged, indent=1))
