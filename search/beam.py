@@ -329,6 +329,8 @@ class Beam:
     st["gap"] = gap = self._gap(ctx)
     m = ctx.measurer
     m.marks.update(trust=round(trust, 3) if trust == trust else None, gap=round(gap, 3), rounds=st["rounds"])   # for reports
+    # the first batch's own: what a rule stopping after it could know (the marks above are the last round's)
+    if st["rounds"] == 1: m.marks.update(first_trust=m.marks["trust"], first_gap=m.marks["gap"], first_timed=m.timed)
     if best < prev*(1 - self.min_gain): st["stale"] = 0
     elif st["stale"] >= self.patience + (self.unsure_patience if gap > self.unsure_gap else 0): self._stop(ctx); m.mark("stale")
     else: st["stale"] += 1

@@ -600,3 +600,18 @@ def test_a_scheduled_beam_goes_on_after_a_round_without_a_faster_time():
     for _ in range(3): b.step(ctx)
     assert ctx.state["stopped"] is stops and (stops or ctx.state["rounds"] == 3) and not math.isnan(ctx.state["best"])
     m.close()
+
+def test_the_first_batchs_gap_and_trust_are_kept_beside_the_last_rounds(fixed_times):
+  # reports keep what a rule stopping after the first batch could have known: the per-round marks are the last round's
+  from search.beam import Beam
+  k = _kernel("gemm:m=32:k=32:n=32:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=40))
+  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+  b = Beam(seed_picks=4, patience=2)
+  b.prepare(ctx); b.step(ctx)
+  first = dict(m.marks)
+  assert first["rounds"] == 1 and first["first_timed"] == m.timed and first["first_gap"] == first["gap"]
+  while b.step(ctx): pass
+  assert m.marks["rounds"] > 1 and m.timed > first["first_timed"]
+  assert (m.marks["first_gap"], m.marks["first_trust"], m.marks["first_timed"]) == (first["gap"], first["trust"], first["first_timed"])
+  m.close()
