@@ -605,9 +605,9 @@ def test_the_first_batchs_gap_and_trust_are_kept_beside_the_last_rounds(fixed_ti
   # reports keep what a rule stopping after the first batch could have known: the per-round marks are the last round's
   from search.beam import Beam
   k = _kernel("gemm:m=32:k=32:n=32:fp32")
-  m = Measurer(k, "CPU", Budget(measurements=40))
+  m = Measurer(k, "CPU", Budget(measurements=16))
   ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
-  b = Beam(seed_picks=4, patience=2)
+  b = Beam(seed_picks=3, k=2, near_k=1, patience=2)
   b.prepare(ctx); b.step(ctx)
   first = dict(m.marks)
   assert first["rounds"] == 1 and first["first_timed"] == m.timed and first["first_gap"] == first["gap"]
