@@ -88,7 +88,10 @@ class Beam:
   adaptive: bool = True       # the kernel's measurements decide when the search stops (and, with `correct`, re-rank its children)
   min_gain: float = 0.02      # adaptive: a round that betters the best by less is stale
   unsure_gap: float = 0.15    # adaptive: the model is unsure here if its top-scored measured config is this much slower than the fastest
-  unsure_patience: int = 1    # adaptive: stale rounds more where the model is unsure
+  # adaptive: stale rounds more where the model is unsure. 0 against 1 on split 3 in one call (4 x H200,
+  # results/unseen_s3_h200.md): wall 16.7% of BEAM=2's for 23.3% and 22.8%, geomean 0.936x for 0.929x and 0.928x, 2 kernels over
+  # 1.2x for 3: the extra round seldom found more than the larger unsure_k rounds had
+  unsure_patience: int = 0
   unsure_k: int = 7           # adaptive: a later round's children where the model is unsure
   # re-rank later rounds' children by the kernel's online correction (search.adapt): replayed on 777 kernels whose network or
   # family the model never saw (scripts/bench_adapt.py), it found the measured best on 83% of kernels at 24 measurements against
