@@ -17,13 +17,15 @@ def stats(path:str, shards:bool=True) -> dict:
   ok = df[df.status == "ok"]
   fam = {f: {"kernels": int(g.kernel.nunique()), "measurements_ok": int((g.status == "ok").sum()),
              "measurements_failed": int((g.status != "ok").sum())} for f, g in df.groupby("family")}
-  # per kernel: best found vs tinygrad's hand-coded choice, and the spread of runtimes
-  per_kernel = []
-  for k, g in ok.groupby("kernel"):
-    hand = g[g.source == "hand"].time_s
-    per_kernel.append({"kernel": k, "name": g.name.iloc[0], "family": g.family.iloc[0], "n_ok": len(g), "best_s": float(g.time_s.min()),
-                       "median_s": float(g.time_s.median()), "worst_s": float(g.time_s.max()),
-                       "hand_s": float(hand.iloc[0]) if len(hand) else None})
+  # per kernel: best found vs tinygrad's hand-coded choice, and the spread of runtimes (vectorized: a loop over 4,600 kernels' groups
+  # took 14 s of pandas indexing)
+  g = ok.groupby("kernel", sort=True)
+  agg = g.agg(name=("name", "first"), family=("family", "first"), n_ok=("time_s", "size"), best_s=("time_s", "min"),
+              median_s=("time_s", "median"), worst_s=("time_s", "max"))
+  hand = ok[ok.source == "hand"].groupby("kernel", sort=False).time_s.first()
+  per_kernel = [{"kernel": k, "name": r.name, "family": r.family, "n_ok": int(r.n_ok), "best_s": float(r.best_s),
+                 "median_s": float(r.median_s), "worst_s": float(r.worst_s), "hand_s": float(hand[k]) if k in hand.index else None}
+                for k, r in zip(agg.index, agg.itertuples(index=False))]
   beat = [r for r in per_kernel if r["hand_s"] is not None]
   return {"path": str(path), "shards": src.shards, "shards_skipped": src.skipped,   # what each shard gave (dataset.shard.resolve)
           "measurements_ok": int(len(ok)), "measurements_failed": int((df.status != "ok").sum()),
