@@ -543,6 +543,7 @@ def test_resumed_kernel_at_target_without_hand_coded_gets_it():
   p.load([((), "ok", 1e-3, "fixed"), ((ACTIONS[0],), "ok", 2e-3, "hand")])
   assert p.finished()
 
+@pytest.mark.slow   # merges the committed H200 shards into a working copy: ~40 s on a fresh cache, as every CI run has
 def test_committed_hopper_dataset():
   # the base is what the shipped model was trained on (its measurements' hash); its shards are of its device and add to it
   from dataset.stats import stats
