@@ -111,6 +111,7 @@ def test_a_hung_run_wedges_a_gpu(monkeypatch):
   with within(2), pytest.raises(RunTimeout): later.time(None)
   assert Bench(k.ast, "CPU", L2Flush("CPU")).wedged is None
 
+@pytest.mark.slow   # waits out a 15 s hang limit (a hung search compile and a hung retime compile are cut off in the default run)
 def test_generate_counts_a_hung_compile_worker(tmp_path, monkeypatch):
   import dataset.generate as G
   from dataset.store import Store
