@@ -69,6 +69,7 @@ def _wait_rows(paths, n:int, p, timeout:float=180):
     assert time.time() < deadline and p.poll() is None, "the run did not get that far"
     time.sleep(0.3)
 
+@pytest.mark.slow   # a local run and a 2-worker Ray run of the generator side by side (30 s on 2 cores)
 def test_ray_run_fills_the_store_as_a_local_run_does(tmp_path, cluster, capsys):
   ray, address = cluster
   loc, out = _gen(tmp_path / "local.sqlite", "--samples-per-kernel", "6"), _gen(tmp_path / "ray.sqlite", "--samples-per-kernel", "6", ray=address)
