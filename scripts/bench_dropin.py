@@ -38,7 +38,9 @@ PROGRAMS = {"cnn_train": "beautiful_mnist's CNN training step (forward, backward
             "resnet18_infer": "ResNet-18 forward at batch 8, 224x224, TinyJit"}
 DEFAULT_PROGRAMS = ("vit_infer", "gpt2_gen", "cnn_train")   # by BEAM=2's expected seconds: 13, 37 (5 symbolic) and 100 distinct kernels
 MODES = ("default", "kerntune", "beam2")   # per program in this order: the cheap runs first
-# "replay": KERNTUNE's tuned kernels replayed (KERNTUNE_TUNED, no search), to time its steady state in the call where BEAM=2 finished
+# "replay": KERNTUNE's tuned kernels replayed (KERNTUNE_TUNED, no search), to time its steady state in the call where BEAM=2 finished;
+# "beam2_replay" (asked for in --modes): BEAM=2's picks replayed likewise, to time them beside a later call's KERNTUNE runs
+REPLAYS = ("replay", "beam2_replay")
 WARMUP = 3   # steps before timing: a TinyJit captures on its second call
 
 # *** the programs: each returns (first, step, outputs): first() runs to the program's first result, step() one more step (realized),
@@ -170,24 +172,34 @@ def resnet18_infer(small:bool):
 
 # *** one run, in its own process ***
 
-def _time_beam(log:Path):
-  """Wall seconds inside tinygrad's beam_search, per kernel, written after each search (a run cut off keeps what it spent)."""
-  import tinygrad.codegen.opt.search as S
-  orig, spent = S.beam_search, {}
+def _time_beam(log:Path, picks:Path):
+  """Wall seconds inside tinygrad's beam_search, per kernel, written after each search (a run cut off keeps what it spent); and its
+  picks as a kerntune cache (`picks`), keyed as drop-in tuning keys a kernel (its SINK before BEAM marks it), so beam2_replay can
+  time BEAM=2's kernels in a later call, beside other runs."""
+  import dataclasses, tinygrad.codegen as CG, tinygrad.codegen.opt.search as S
+  from dataset.kernel import opts_to_json
+  from search.cache import TunedCache
+  orig, rewrite, spent, cur, cache = S.beam_search, CG.full_rewrite_to_sink, {}, [None], TunedCache(picks)
+  def full_rewrite_to_sink(ast, *args, **kwargs):
+    if ast.arg is not None and ast.arg.beam and ast.arg.opts_to_apply is None: cur[0] = ast.replace(arg=dataclasses.replace(ast.arg, beam=0)).key.hex()
+    return rewrite(ast, *args, **kwargs)
   def beam_search(s, *args, **kwargs):
-    st = time.perf_counter()
-    try: return orig(s, *args, **kwargs)
+    st, key = time.perf_counter(), cur[0]   # the kernel being lowered: its candidates' lowerings come after this
+    try:
+      k = orig(s, *args, **kwargs)
+      if key is not None: cache.put(key, s.ren.target.device.split(":")[0], opts_to_json(k.applied_opts), strategy="beam2")
+      return k
     finally:
       key = s.ast.key.hex()
       spent[key] = spent.get(key, 0.0) + time.perf_counter() - st
       log.write_text(json.dumps(spent))
-  S.beam_search = beam_search   # tinygrad imports it from the module at each use (postrange.apply_opts)
+  S.beam_search, CG.full_rewrite_to_sink = beam_search, full_rewrite_to_sink   # both looked up in their modules at each use
   return spent
 
 def child(a) -> int:
   from tinygrad import Device
   t0 = float(os.environ["BENCH_T0"])
-  spent = _time_beam(Path(a.beam_log)) if a.mode == "beam2" else None
+  spent = _time_beam(Path(a.beam_log), Path(a.result).with_name(f"{a.child}.beam2.picks.json")) if a.mode == "beam2" else None
   first, step, outputs = globals()[a.child](a.small)
   first()
   Device[Device.DEFAULT].synchronize()
@@ -207,6 +219,7 @@ def child(a) -> int:
     t = C.active_tuner()
     rep = t.report(C.DEFAULT)
     res.update(search_s=t.spent_s, tuned=rep["tuned"], left_default=rep["left_default"], timed=rep["timed"], gain=rep["gain"])
+    res["env"] = {k: v for k, v in os.environ.items() if k.startswith("KERNTUNE_") and k not in ("KERNTUNE_CACHE", "KERNTUNE_REPORT")}
   Path(a.result).write_text(json.dumps(res, indent=1))
   print(f"[{a.child} {a.mode}] step {res['step_ms']:.3f} ms, search {res.get('search_s', 0):.1f} s", flush=True)
   return 0
@@ -243,7 +256,9 @@ def run_one(a, prog:str, mode:str, out:Path, budget_s:float) -> dict:
     kc.unlink(missing_ok=True)
     env.update(KERNTUNE="1", KERNTUNE_CACHE=str(kc), KERNTUNE_REPORT=str(runs / f"{prog}.kerntune.report.json"))
     if a.workers is not None: env["KERNTUNE_WORKERS"] = str(a.workers)
+    env.update(dict(kv.split("=", 1) for kv in a.kt_env))
   if mode == "replay": env["KERNTUNE_TUNED"] = str(kc)
+  if mode == "beam2_replay": env["KERNTUNE_TUNED"] = str(runs / f"{prog}.beam2.picks.json")
   res_p.unlink(missing_ok=True)
   cmd = [sys.executable, str(Path(__file__).resolve()), "--child", prog, "--mode", mode, "--steps", str(a.steps), "--result", str(res_p),
          "--beam-log", str(beam_log)] + (["--small"] if a.small else [])
@@ -275,12 +290,15 @@ def summarize(out:Path, programs:list[str], command:str) -> dict:
   """OUT/dropin.json and dropin.md from the runs there."""
   rows, devices = [], set()
   for prog in programs:
-    r = {m: json.loads(p.read_text()) for m in (*MODES, "replay") if (p := out / "runs" / f"{prog}.{m}.json").is_file()}
+    r = {m: json.loads(p.read_text()) for m in (*MODES, *REPLAYS) if (p := out / "runs" / f"{prog}.{m}.json").is_file()}
     done = {m: x for m, x in r.items() if x.get("done")}
     # KERNTUNE's steady state from the call BEAM=2's was timed in: its tuning run's, or a replay of its kernels there
     if {"replay", "beam2", "kerntune"} <= done.keys() and done["replay"].get("call") == done["beam2"].get("call") != done["kerntune"].get("call"):
       done["kerntune"] = {**done["kerntune"], "step_ms": done["replay"]["step_ms"], "step_ms_tuning_run": done["kerntune"]["step_ms"], "call": done["replay"]["call"]}
-    done.pop("replay", None)
+    # BEAM=2's steady state from a call after its search, beside KERNTUNE's: its picks replayed there
+    if {"beam2_replay", "beam2", "kerntune"} <= done.keys() and done["beam2_replay"].get("call") == done["kerntune"].get("call") != done["beam2"].get("call"):
+      done["beam2"] = {**done["beam2"], "step_ms": done["beam2_replay"]["step_ms"], "step_ms_search_run": done["beam2"]["step_ms"], "call": done["beam2_replay"]["call"]}
+    for m in REPLAYS: done.pop(m, None)
     devices |= {x["device"] for x in done.values()}
     g = lambda m, k: done[m].get(k) if m in done else None
     row = {"name": prog, "kerntune_step_ms": g("kerntune", "step_ms"), "beam2_step_ms": g("beam2", "step_ms"), "default_step_ms": g("default", "step_ms"),
@@ -332,6 +350,8 @@ def main(argv=None) -> int:
   ap.add_argument("--cap", type=float, default=1800, help="seconds one run may take in all (BEAM=2 over several calls included)")
   ap.add_argument("--deadline", type=float, default=None, help="seconds this invocation may take: no run starts, or goes on, past it")
   ap.add_argument("--workers", type=int, default=None, help="KERNTUNE's compile workers (default: cores - 1 on a GPU)")
+  ap.add_argument("--kt-env", action="append", default=[], metavar="KEY=VALUE", help="KERNTUNE's environment beyond the defaults "
+                  "(search.dropin.from_env: KERNTUNE_BUDGET, KERNTUNE_TIMING, ...), for a variant of the drop-in run")
   ap.add_argument("--summarize", action="store_true", help="only rebuild dropin.json/.md from OUT/runs")
   for hidden in ("--child", "--mode", "--result", "--beam-log"): ap.add_argument(hidden, help=argparse.SUPPRESS)   # one run's process
   a = ap.parse_args(argv)
@@ -340,12 +360,13 @@ def main(argv=None) -> int:
   a.call = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"   # this invocation: which runs were timed beside each other
   (out / "runs").mkdir(parents=True, exist_ok=True)
   programs, modes = a.programs.split(","), a.modes.split(",")
-  if bad := [p for p in programs if p not in PROGRAMS] + [m for m in modes if m not in MODES]: ap.error(f"unknown: {', '.join(bad)}")
+  if bad := [p for p in programs if p not in PROGRAMS] + [m for m in modes if m not in (*MODES, *REPLAYS)]: ap.error(f"unknown: {', '.join(bad)}")
   command = "python scripts/bench_dropin.py " + " ".join(map(shlex.quote, sys.argv[1:] if argv is None else argv))
   if a.summarize and (out / "dropin.json").is_file(): command = json.loads((out / "dropin.json").read_text())["command"]   # the runs' own
   runs = lambda prog, mode: json.loads(p.read_text()) if (p := out / "runs" / f"{prog}.{mode}.json").is_file() else {}
   for prog in ([] if a.summarize else programs):
-    for mode in [m for m in MODES if m in modes]:
+    for mode in [m for m in ("default", "kerntune", "beam2", "beam2_replay") if m in modes]:
+      if mode == "beam2_replay" and not (out / "runs" / f"{prog}.beam2.picks.json").is_file(): print(f"=== {prog} {mode}: no BEAM=2 picks, skipped", flush=True); continue
       prev = runs(prog, mode)
       if prev.get("done"): print(f"=== {prog} {mode}: done before (step {prev['step_ms']:.3f} ms)", flush=True); continue
       spent = sum(json.loads(b.read_text()).values()) if mode == "beam2" and prev.get("cut") and (b := out / "runs" / f"{prog}.beam2.searched.json").is_file() else 0.0

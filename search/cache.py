@@ -110,11 +110,11 @@ def _install():
 
 def enable(path:str|os.PathLike|None=None, tune:bool=False, tuner=None) -> TunedCache:
   """Replay the cache; with tune (or a search.dropin.Tuner), also search every kernel it lacks at first sight."""
-  _install()
-  _active.append(c := TunedCache(path or DEFAULT))
-  if tune and tuner is None:
+  if tune and tuner is None:   # first: a bad setting leaves nothing half enabled
     from search.dropin import from_env
     tuner = from_env()
+  _install()
+  _active.append(c := TunedCache(path or DEFAULT))
   _tuners.append(tuner)
   return c
 def disable():

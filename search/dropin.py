@@ -32,6 +32,7 @@ class Tuner:
   retune: bool = False              # search further the cached kernels whose search stopped on its budget
   workers: int|None = None          # compile processes (None: every core but one on a GPU, none on the CPU)
   model: str|None = None            # cost model (None: the shipped one for the device)
+  timing: str = "cold"              # candidates timed after an L2 flush (cold), without (warm), or warm where they fit (search.measure)
   quiet: bool = False               # no progress and no summary
   spent_s: float = 0.0
   timed: int = 0
@@ -40,6 +41,10 @@ class Tuner:
   _seen: set[str] = field(default_factory=set)
   _scorers: dict = field(default_factory=dict)
   _busy: bool = False
+
+  def __post_init__(self):
+    from search.measure import TIMINGS
+    if self.timing not in TIMINGS: raise ValueError(f"timing {self.timing!r} is not one of {', '.join(TIMINGS)} (KERNTUNE_TIMING)")
 
   def _scorer(self, device:str):
     if device not in self._scorers:
@@ -105,7 +110,7 @@ class Tuner:
     try:
       for i, (row, a, hit, _) in enumerate(todo):
         try:
-          m = Measurer(Kernel(a.key.hex(), a, row["name"], "dropin", "dropin"), device, Budget(), workers=workers)
+          m = Measurer(Kernel(a.key.hex(), a, row["name"], "dropin", "dropin"), device, Budget(), workers=workers, timing=self.timing)
           ctxs[i] = Context(scheduler(a, m.ren), m, None, random.Random(0))
           if hit is not None: ctxs[i].history = [opts_from_json(o) for o in hit.get("top") or [hit["opts"]]]   # retune: from its configs
         except Exception as e: row["status"] = f"failed: {one_line(e, 300)}"
@@ -264,13 +269,13 @@ def _flag(v:str|None) -> bool: return v not in (None, "", "0")
 def from_env() -> Tuner:
   """A Tuner from the environment: KERNTUNE_BUDGET (timed candidates per kernel, pooled), KERNTUNE_KERNEL_S (seconds per kernel),
   KERNTUNE_TOTAL_S and KERNTUNE_TOTAL (seconds and timed candidates for the program), KERNTUNE_RETUNE=1, KERNTUNE_MODEL,
-  KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes)."""
+  KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes), KERNTUNE_TIMING (cold, warm, auto)."""
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
                total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None,
                total=int(env("KERNTUNE_TOTAL")) if env("KERNTUNE_TOTAL") else None,
                retune=_flag(env("KERNTUNE_RETUNE")), model=env("KERNTUNE_MODEL"), quiet=_flag(env("KERNTUNE_QUIET")),
-               workers=int(env("KERNTUNE_WORKERS")) if env("KERNTUNE_WORKERS") else None)
+               workers=int(env("KERNTUNE_WORKERS")) if env("KERNTUNE_WORKERS") else None, timing=env("KERNTUNE_TIMING") or "cold")
 
 def report_at_exit(tuner:Tuner, cache_path):
   """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""

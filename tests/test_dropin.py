@@ -140,7 +140,7 @@ def test_kerntune_env_tunes_a_program_that_never_imports_it(tmp_path):
 def test_bench_dropin_small_end_to_end(tmp_path):
   # scripts/bench_dropin.py on the CPU at tiny sizes (3-4 min on 2 cores): plain, KERNTUNE=1 and BEAM=2 each in a process of its own
   bench = lambda: subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_dropin.py"), "--device", "CPU", "--small", "--programs", "vit_infer",
-                                  "--steps", "3", "--out", str(tmp_path)], capture_output=True, text=True, timeout=1500, cwd=ROOT)
+                                  "--steps", "3", "--out", str(tmp_path), "--modes", "default,kerntune,beam2,beam2_replay"], capture_output=True, text=True, timeout=1500, cwd=ROOT)
   r = bench()
   assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
   rep = json.loads((tmp_path / "dropin.json").read_text())
@@ -150,8 +150,25 @@ def test_bench_dropin_small_end_to_end(tmp_path):
   assert p["name"] == "vit_infer" and all(p[f] > 0 for f in fields) and p["missing"] == [] and p["same_call"], p
   assert all(d < 1e-3 for d in p["output_vs_default"].values()), p["output_vs_default"]   # tuned kernels compute what plain ones do
   assert "| vit_infer |" in (tmp_path / "dropin.md").read_text()
+  # BEAM=2's picks are kept keyed as drop-in tuning keys its kernels, and replay to BEAM=2's outputs
+  picks = {k.split("|")[0] for k in TunedCache(tmp_path / "runs" / "vit_infer.beam2.picks.json").entries}
+  assert {k["key"] for k in json.loads((tmp_path / "runs" / "vit_infer.kerntune.report.json").read_text())["kernels"]} <= picks
+  replay = json.loads((tmp_path / "runs" / "vit_infer.beam2_replay.json").read_text())
+  assert replay["done"] and replay["output"] == json.loads((tmp_path / "runs" / "vit_infer.beam2.json").read_text())["output"]
   again = bench()   # a second call finds every run done
   assert again.returncode == 0 and again.stdout.count("done before") == 3, again.stdout[-2000:]
+
+def test_tuner_timing_from_the_environment(monkeypatch):
+  from search.dropin import from_env
+  monkeypatch.setenv("KERNTUNE_TIMING", "warm")
+  assert from_env().timing == "warm" and Tuner().timing == "cold"
+  with pytest.raises(ValueError, match="timing 'tepid' is not one of cold, warm, auto"): Tuner(timing="tepid")
+  # through the hook, as `KERNTUNE=1 python prog.py` starts: a bad setting is one line, and the program runs untuned
+  env = {k: v for k, v in os.environ.items() if not k.startswith("KERNTUNE")} | {"KERNTUNE": "1", "KERNTUNE_TIMING": "tepid"}
+  r = subprocess.run([sys.executable, "-c", "import sys, search.hook as h; h.arm(); import tinygrad; print('search.cache' in sys.modules)"],
+                     env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+  err = r.stderr.strip().splitlines()
+  assert r.returncode == 0 and r.stdout.strip() == "False" and len(err) == 1 and "not enabled" in err[0] and "KERNTUNE_TIMING" in err[0], r
 
 def test_hook_install_into_an_unwritable_place_is_one_line(tmp_path, capsys):
   from search.hook import NAME, main
