@@ -17,7 +17,9 @@ finishes, and a rerun skips what is there: a host call has minutes, and BEAM=2 o
 --deadline is taken up again by the next call: BEAM=2's tinygrad cache (CACHEDB) keeps what it had searched, and its earlier
 seconds are added; a cut KERNTUNE run starts over. Where BEAM=2 finishes in a later call than KERNTUNE tuned, KERNTUNE's cached
 kernels are replayed and timed in that call too, so the two steady states always come from one call on one device.
-OUT/dropin.json and OUT/dropin.md hold every program's result so far.
+OUT/dropin.json and OUT/dropin.md hold every program's result so far. BEAM=2's picks are kept (PROG.beam2.picks.json, a kerntune
+cache): `--modes ...,beam2_replay` times them beside a later call's runs (a KERNTUNE variant, `--kt-env`) without searching again, and
+`--modes kernels` times every kernel alone with KERNTUNE's config and BEAM=2's pick, to show where a step's gap comes from.
 
   python scripts/bench_dropin.py --device CUDA --out $OUT --deadline 540              # then again with the same OUT to resume
   python scripts/bench_dropin.py --device CPU --small --out /tmp/dropin               # end to end on a CPU, in minutes"""
@@ -41,6 +43,8 @@ MODES = ("default", "kerntune", "beam2")   # per program in this order: the chea
 # "replay": KERNTUNE's tuned kernels replayed (KERNTUNE_TUNED, no search), to time its steady state in the call where BEAM=2 finished;
 # "beam2_replay" (asked for in --modes): BEAM=2's picks replayed likewise, to time them beside a later call's KERNTUNE runs
 REPLAYS = ("replay", "beam2_replay")
+# "kernels" (asked for in --modes, after both searches): each kernel timed with KERNTUNE's config and BEAM=2's pick (kernels_child)
+EXTRA = ("beam2_replay", "kernels")
 WARMUP = 3   # steps before timing: a TinyJit captures on its second call
 
 # *** the programs: each returns (first, step, outputs): first() runs to the program's first result, step() one more step (realized),
@@ -196,7 +200,37 @@ def _time_beam(log:Path, picks:Path):
   S.beam_search, CG.full_rewrite_to_sink = beam_search, full_rewrite_to_sink   # both looked up in their modules at each use
   return spent
 
+def kernels_child(a) -> int:
+  """Every kernel of the program's first result that both KERNTUNE's cache and BEAM=2's picks hold, timed in isolation with each
+  (and tinygrad's default), cold (L2 flushed) and warm: where KERNTUNE's kernels lose to BEAM=2's, the gap of a step's time."""
+  import search.cache as C
+  from dataset.kernel import Kernel, opts_from_json
+  from search.measure import Budget, Measurer
+  runs_dir, asts, runs = Path(a.result).parent, {}, {}
+  class Capture:   # a drop-in tuner that only records the kernels it is shown, and how often each runs in its LINEAR
+    def tune(self, linear, device, table, cache):
+      ks = [c.src[0] for c in linear.src if c.src[0].op.name == "SINK"]
+      for u in ks:
+        if (k := u.key.hex()) not in asts: asts[k], runs[k] = (u, device), sum(x is u for x in ks)
+  C.enable(runs_dir / f"{a.child}.kernels.empty.json", tuner=Capture())
+  globals()[a.child](a.small)[0]()
+  kt, bm, rows = C.TunedCache(runs_dir / f"{a.child}.kerntune.tuned.json"), C.TunedCache(runs_dir / f"{a.child}.beam2.picks.json"), []
+  workers = int(os.environ.get("KERNTUNE_WORKERS") or 0)
+  for key, (ast, dev) in asts.items():
+    if (k := kt.get(key, dev)) is None or (b := bm.get(key, dev)) is None: continue
+    row = {"key": key, "runs": runs[key], "kernel": k.get("name"), "kerntune_opts": k["opts"], "beam2_opts": b["opts"]}
+    for timing in ("cold", "warm"):
+      m = Measurer(Kernel(key, ast, row["kernel"] or "?", "dropin", "dropin"), dev, Budget(), workers=workers, timing=timing)
+      try: row.update({f"{w}_{timing}_us": t*1e6 for w, t in zip(("default", "kerntune", "beam2"), m.measure([m.hand, opts_from_json(k["opts"]), opts_from_json(b["opts"])]))})
+      except Exception as e: row["error"] = f"{type(e).__name__}: {e}"[:300]
+      finally: m.close()
+    rows.append(row)
+  Path(a.result).write_text(json.dumps({"program": a.child, "mode": "kernels", "device": _device_name(), "done": True, "kernels": rows, "output": None}, indent=1))
+  print(f"[{a.child} kernels] {len(rows)} kernels timed with KERNTUNE's and BEAM=2's configs", flush=True)
+  return 0
+
 def child(a) -> int:
+  if a.mode == "kernels": return kernels_child(a)
   from tinygrad import Device
   t0 = float(os.environ["BENCH_T0"])
   spent = _time_beam(Path(a.beam_log), Path(a.result).with_name(f"{a.child}.beam2.picks.json")) if a.mode == "beam2" else None
@@ -259,6 +293,7 @@ def run_one(a, prog:str, mode:str, out:Path, budget_s:float) -> dict:
     env.update(dict(kv.split("=", 1) for kv in a.kt_env))
   if mode == "replay": env["KERNTUNE_TUNED"] = str(kc)
   if mode == "beam2_replay": env["KERNTUNE_TUNED"] = str(runs / f"{prog}.beam2.picks.json")
+  if mode == "kernels" and a.workers is not None: env["KERNTUNE_WORKERS"] = str(a.workers)
   res_p.unlink(missing_ok=True)
   cmd = [sys.executable, str(Path(__file__).resolve()), "--child", prog, "--mode", mode, "--steps", str(a.steps), "--result", str(res_p),
          "--beam-log", str(beam_log)] + (["--small"] if a.small else [])
@@ -335,6 +370,15 @@ def summarize(out:Path, programs:list[str], command:str) -> dict:
                  f"{f(r['beam2_search_s'])} | {f(r['kerntune_search_s'])} | {f(r['search_vs_beam2'], 3)} | {f(r['default_first_result_s'])} / "
                  f"{f(r['beam2_first_result_s'])} / {f(r['kerntune_first_result_s'])} | {r['kerntune_tuned'] if r['kerntune_tuned'] is not None else '-'}"
                  f"{f' ({left})' if left else ''} | {'yes' if r['same_call'] else 'no'} | {'-' if r['met'] is None else 'yes' if r['met'] else 'no'}{' (missing: ' + ', '.join(r['missing']) + ')' if r['missing'] else ''} |")
+  for prog in programs:   # where KERNTUNE's kernels lose to BEAM=2's (the kernels mode), by runs x time
+    if not (p := out / "runs" / f"{prog}.kernels.json").is_file(): continue
+    ks = [k for k in json.loads(p.read_text())["kernels"] if "error" not in k]
+    tot = {f"{w}_{t}": sum(k["runs"]*k[f"{w}_{t}_us"] for k in ks) for w in ("default", "kerntune", "beam2") for t in ("cold", "warm")}
+    lines += ["", f"{prog}: {len(ks)} kernels timed alone with each config, runs x us summed: default {tot['default_cold']:.0f} cold / {tot['default_warm']:.0f} warm, "
+              f"KERNTUNE {tot['kerntune_cold']:.0f} / {tot['kerntune_warm']:.0f}, BEAM=2 {tot['beam2_cold']:.0f} / {tot['beam2_warm']:.0f}. Where KERNTUNE loses most (warm):", "",
+              "| kernel | runs | default us | KERNTUNE us | BEAM=2 us | KERNTUNE opts | BEAM=2 opts |", "|---|---:|---:|---:|---:|---|---|"]
+    lines += [f"| {k['kernel']} | {k['runs']} | {k['default_warm_us']:.1f} | {k['kerntune_warm_us']:.1f} | {k['beam2_warm_us']:.1f} | {k['kerntune_opts']} | {k['beam2_opts']} |"
+              for k in sorted(ks, key=lambda k: k["runs"]*(k["beam2_warm_us"] - k["kerntune_warm_us"]))[:8]]
   if len(devices) > 1: lines += ["", f"Runs on different devices ({', '.join(sorted(devices))}): the step times do not compare."]
   (out / "dropin.md").write_text("\n".join(lines) + "\n")
   return rep
@@ -360,13 +404,14 @@ def main(argv=None) -> int:
   a.call = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"   # this invocation: which runs were timed beside each other
   (out / "runs").mkdir(parents=True, exist_ok=True)
   programs, modes = a.programs.split(","), a.modes.split(",")
-  if bad := [p for p in programs if p not in PROGRAMS] + [m for m in modes if m not in (*MODES, *REPLAYS)]: ap.error(f"unknown: {', '.join(bad)}")
+  if bad := [p for p in programs if p not in PROGRAMS] + [m for m in modes if m not in (*MODES, *EXTRA)]: ap.error(f"unknown: {', '.join(bad)}")
   command = "python scripts/bench_dropin.py " + " ".join(map(shlex.quote, sys.argv[1:] if argv is None else argv))
   if a.summarize and (out / "dropin.json").is_file(): command = json.loads((out / "dropin.json").read_text())["command"]   # the runs' own
   runs = lambda prog, mode: json.loads(p.read_text()) if (p := out / "runs" / f"{prog}.{mode}.json").is_file() else {}
   for prog in ([] if a.summarize else programs):
-    for mode in [m for m in ("default", "kerntune", "beam2", "beam2_replay") if m in modes]:
-      if mode == "beam2_replay" and not (out / "runs" / f"{prog}.beam2.picks.json").is_file(): print(f"=== {prog} {mode}: no BEAM=2 picks, skipped", flush=True); continue
+    for mode in [m for m in ("default", "kerntune", "beam2", "beam2_replay", "kernels") if m in modes]:
+      need = {"beam2_replay": ["beam2.picks"], "kernels": ["beam2.picks", "kerntune.tuned"]}.get(mode, [])
+      if miss := [n for n in need if not (out / "runs" / f"{prog}.{n}.json").is_file()]: print(f"=== {prog} {mode}: no {', '.join(miss)}, skipped", flush=True); continue
       prev = runs(prog, mode)
       if prev.get("done"): print(f"=== {prog} {mode}: done before (step {prev['step_ms']:.3f} ms)", flush=True); continue
       spent = sum(json.loads(b.read_text()).values()) if mode == "beam2" and prev.get("cut") and (b := out / "runs" / f"{prog}.beam2.searched.json").is_file() else 0.0

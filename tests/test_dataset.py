@@ -169,6 +169,7 @@ def test_store_pending_rows_are_retried_once_then_marked_hang(tmp_path):
   assert s.recover_pending("dev") == []                                               # died twice: a hang
   assert s.db.execute("SELECT status FROM measurements WHERE id=?", (rid,)).fetchone()[0] == "hang"
 
+@pytest.mark.slow   # two generator runs with tinygrad's BEAM: the data tooling, not the loop
 def test_generate_tinygrad_beam_measures_its_pick_with_prefixes_once(tmp_path):
   # --tinygrad-beam: BEAM's pick and every prefix of it are measured as source 'tinygrad-beam', the pick is kept in the store, and
   # a rerun measures what is missing of it without running BEAM again
@@ -403,6 +404,7 @@ def test_early_stop_needs_two_slow_runs():
   assert timed(4e-3, 2e-3) == ([2e-3], True)                             # slow twice: timed once, stopped
   assert timed(1e-4, 1e-4, 2e-4, 3e-4) == ([1e-4, 2e-4, 3e-4], False)   # fast: warm-up, then three runs
 
+@pytest.mark.slow   # three retime runs, one in a pool: the data tooling, not the loop
 def test_retime_select_run_apply(tmp_path):
   """Early-stopped rows the model ranks high (and a random reference draw) are timed again in full, scaled by their kernel's control
   (its best config, timed again alongside, reported but not written); shards split the kernels."""

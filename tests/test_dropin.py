@@ -139,8 +139,8 @@ def test_kerntune_env_tunes_a_program_that_never_imports_it(tmp_path):
 @pytest.mark.slow
 def test_bench_dropin_small_end_to_end(tmp_path):
   # scripts/bench_dropin.py on the CPU at tiny sizes (3-4 min on 2 cores): plain, KERNTUNE=1 and BEAM=2 each in a process of its own
-  bench = lambda: subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_dropin.py"), "--device", "CPU", "--small", "--programs", "vit_infer",
-                                  "--steps", "3", "--out", str(tmp_path), "--modes", "default,kerntune,beam2,beam2_replay"], capture_output=True, text=True, timeout=1500, cwd=ROOT)
+  bench_cmd = [sys.executable, str(ROOT / "scripts" / "bench_dropin.py"), "--device", "CPU", "--small", "--programs", "vit_infer", "--steps", "3", "--out", str(tmp_path)]
+  bench = lambda: subprocess.run([*bench_cmd, "--modes", "default,kerntune,beam2,beam2_replay"], capture_output=True, text=True, timeout=1500, cwd=ROOT)
   r = bench()
   assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
   rep = json.loads((tmp_path / "dropin.json").read_text())
@@ -157,6 +157,12 @@ def test_bench_dropin_small_end_to_end(tmp_path):
   assert replay["done"] and replay["output"] == json.loads((tmp_path / "runs" / "vit_infer.beam2.json").read_text())["output"]
   again = bench()   # a second call finds every run done
   assert again.returncode == 0 and again.stdout.count("done before") == 4, again.stdout[-2000:]
+  # --modes kernels: each kernel timed alone with KERNTUNE's config and BEAM=2's pick, and the worst gaps listed
+  k = subprocess.run([*bench_cmd, "--modes", "kernels"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+  rows = json.loads((tmp_path / "runs" / "vit_infer.kernels.json").read_text())["kernels"]
+  assert k.returncode == 0 and len(rows) == p["kerntune_tuned"] + sum((p["kerntune_left_default"] or {}).values()), k.stdout[-2000:]
+  assert all(r[f"{w}_{t}_us"] > 0 for r in rows for w in ("default", "kerntune", "beam2") for t in ("cold", "warm"))
+  assert "Where KERNTUNE loses most" in (tmp_path / "dropin.md").read_text()
 
 def test_tuner_timing_from_the_environment(monkeypatch):
   from search.dropin import from_env

@@ -602,6 +602,7 @@ def test_a_scheduled_beam_goes_on_after_a_round_without_a_faster_time():
     assert ctx.state["stopped"] is stops and (stops or ctx.state["rounds"] == 3) and not math.isnan(ctx.state["best"])
     m.close()
 
+@pytest.mark.slow   # a whole search for the marks it keeps
 def test_the_first_batchs_gap_and_trust_are_kept_beside_the_last_rounds(fixed_times):
   # reports keep what a rule stopping after the first batch could have known: the per-round marks are the last round's
   from search.beam import Beam
