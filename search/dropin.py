@@ -33,6 +33,7 @@ class Tuner:
   workers: int|None = None          # compile processes (None: every core but one on a GPU, none on the CPU)
   model: str|None = None            # cost model (None: the shipped one for the device)
   timing: str = "cold"              # candidates timed after an L2 flush (cold), without (warm), or warm where they fit (search.measure)
+  next_gain: float|None = None      # what a kernel's second round is expected to gain (None: search.task_scheduler.NEXT_GAIN)
   quiet: bool = False               # no progress and no summary
   spent_s: float = 0.0
   timed: int = 0
@@ -101,7 +102,7 @@ class Tuner:
     from search.first_batches import prepare_all
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, schedule, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, SCHEDULED, schedule, work_of
     workers = self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
     strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -167,7 +168,7 @@ class Tuner:
       alloc = dict(zip(live, schedule([todo[i][0]["runs"] for i in live], [todo[i][0]["default_us"] for i in live], search, total,
                                       None if end is None else lambda i: end - time.perf_counter(),
                                       [first.get(i) or MIN_PER_KERNEL for i in live], ahead, slots=workers, rest=rest,
-                                      work=[work_of(ctxs[i].base) for i in live]))) if live else {}
+                                      work=[work_of(ctxs[i].base) for i in live], next_gain=NEXT_GAIN if self.next_gain is None else self.next_gain))) if live else {}
       bar.close()
       best = {i: min(ctxs[i].measurer.best*1e6, todo[i][0]["default_us"]) for i in live}
       now_us = rest + sum(todo[i][0]["runs"]*best[i] for i in live)
@@ -269,13 +270,15 @@ def _flag(v:str|None) -> bool: return v not in (None, "", "0")
 def from_env() -> Tuner:
   """A Tuner from the environment: KERNTUNE_BUDGET (timed candidates per kernel, pooled), KERNTUNE_KERNEL_S (seconds per kernel),
   KERNTUNE_TOTAL_S and KERNTUNE_TOTAL (seconds and timed candidates for the program), KERNTUNE_RETUNE=1, KERNTUNE_MODEL,
-  KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes), KERNTUNE_TIMING (cold, warm, auto)."""
+  KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes), KERNTUNE_TIMING (cold, warm, auto),
+  KERNTUNE_NEXT_GAIN (a second round's expected gain)."""
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
                total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None,
                total=int(env("KERNTUNE_TOTAL")) if env("KERNTUNE_TOTAL") else None,
                retune=_flag(env("KERNTUNE_RETUNE")), model=env("KERNTUNE_MODEL"), quiet=_flag(env("KERNTUNE_QUIET")),
-               workers=int(env("KERNTUNE_WORKERS")) if env("KERNTUNE_WORKERS") else None, timing=env("KERNTUNE_TIMING") or "cold")
+               workers=int(env("KERNTUNE_WORKERS")) if env("KERNTUNE_WORKERS") else None, timing=env("KERNTUNE_TIMING") or "cold",
+               next_gain=float(env("KERNTUNE_NEXT_GAIN")) if env("KERNTUNE_NEXT_GAIN") else None)
 
 def report_at_exit(tuner:Tuner, cache_path):
   """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""

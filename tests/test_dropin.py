@@ -60,6 +60,9 @@ def test_the_scheduler_gives_a_small_kernel_nothing():
   assert alloc[1] == 0 and alloc[0] > 0 and 1 not in searched
   # the same kernel beside cached kernels that hold the time (drop-in's `rest`) gets nothing either, alone as it is
   assert schedule([1], [1.0], lambda i, b: (b, 0.5, False), total=40, rest=1000.0) == [0]
+  # a kernel's later rounds go by next_gain: at 0.1% expected of a second round it keeps its first, at 10% it gets more
+  assert schedule([1, 1], [900.0, 100.0], lambda i, b: (b, [600.0, 90.0][i], False), total=100, first=8, next_gain=0.001) == [8, 8]
+  assert schedule([1, 1], [900.0, 100.0], lambda i, b: (b, [600.0, 90.0][i], False), total=100, first=8, next_gain=0.1)[0] > 8
 
 def test_budget_by_share_and_retune(tmp_path):
   rng = np.random.default_rng(0)
@@ -164,10 +167,11 @@ def test_bench_dropin_small_end_to_end(tmp_path):
   assert all(r[f"{w}_{t}_us"] > 0 for r in rows for w in ("default", "kerntune", "beam2") for t in ("cold", "warm"))
   assert "Where KERNTUNE loses most" in (tmp_path / "dropin.md").read_text()
 
-def test_tuner_timing_from_the_environment(monkeypatch):
+def test_tuner_settings_from_the_environment(monkeypatch):
   from search.dropin import from_env
   monkeypatch.setenv("KERNTUNE_TIMING", "warm")
-  assert from_env().timing == "warm" and Tuner().timing == "cold"
+  monkeypatch.setenv("KERNTUNE_NEXT_GAIN", "0.03")
+  assert from_env().timing == "warm" and from_env().next_gain == 0.03 and Tuner().timing == "cold" and Tuner().next_gain is None
   with pytest.raises(ValueError, match="timing 'tepid' is not one of cold, warm, auto"): Tuner(timing="tepid")
   # through the hook, as `KERNTUNE=1 python prog.py` starts: a bad setting is one line, and the program runs untuned
   env = {k: v for k, v in os.environ.items() if not k.startswith("KERNTUNE")} | {"KERNTUNE": "1", "KERNTUNE_TIMING": "tepid"}
