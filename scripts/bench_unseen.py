@@ -81,15 +81,22 @@ def run(a) -> int:
   lo, hi = (int(x) for x in a.range.split(":")) if a.range else (0, len(specs))
   order = list(range(lo, hi))[a.part[0]::a.part[1]] if a.part else list(range(lo, hi))
   if a.shuffle is not None: random.Random(a.shuffle).shuffle(order)   # a call cut off by its time limit leaves a random subset, not a tail
-  for oi in order:
-    spec = specs[oi]
-    kernels = [k for k in kernels_of(spec, device) if k.key not in done and k.key not in seen]
-    if not kernels or (a.cached_beam_only and any(k.key not in beam for k in kernels)): continue
-    try: measure_op(a, oi, spec, kernels, device, scorer, beam, beam_path, res, res_path, f"{dev_name} ({arch})")
-    except Exception as ex:   # one op's crash is recorded (a resumed run tries it again) and the run goes on to the next
-      res.setdefault("crashed", []).append({"op": spec, "keys": [k.key for k in kernels], "error": one_line(ex, 300)})
-      res_path.write_text(json.dumps(res, indent=1))
-      print(f"[{oi}] {spec}: CRASHED: {one_line(ex, 300)}", flush=True)
+  if a.together > 1: res["together"] = a.together
+  for ci in range(0, len(order), a.together):
+    ops = [(oi, specs[oi], [k for k in kernels_of(specs[oi], device) if k.key not in done and k.key not in seen]) for oi in order[ci:ci + a.together]]
+    ops = [(oi, spec, ks) for oi, spec, ks in ops if ks and not (a.cached_beam_only and any(k.key not in beam for k in ks))]
+    learned = None
+    if a.together > 1 and ops:
+      try: learned = learn_together(a, [k for *_, ks in ops for k in ks], device, scorer, ci // a.together)
+      except Exception as ex: learned = ex
+    for oi, spec, kernels in ops:
+      try:
+        if isinstance(learned, Exception): raise learned
+        measure_op(a, oi, spec, kernels, device, scorer, beam, beam_path, res, res_path, f"{dev_name} ({arch})", learned)
+      except Exception as ex:   # one op's crash is recorded (a resumed run tries it again) and the run goes on to the next
+        res.setdefault("crashed", []).append({"op": spec, "keys": [k.key for k in kernels], "error": one_line(ex, 300)})
+        res_path.write_text(json.dumps(res, indent=1))
+        print(f"[{oi}] {spec}: CRASHED: {one_line(ex, 300)}", flush=True)
   write_markdown(res, res_path.with_suffix(".md"))
   if not a.no_plot: plot(res, res_path.with_suffix(".png"))
   return 0
@@ -116,8 +123,24 @@ def run_scorer(a, r:int, scorer):
   """Run r's cost model scorer: its variant's "model", or the benchmark's."""
   return a.scorers[v["model"]] if "model" in (v := run_variant(a, r)) else scorer
 
-def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str):
-  """One op's kernels: the learned search, BEAM=2 (or its cached pick), re-timed side by side; rows appended to res, written."""
+def learn_together(a, kernels:list, device:str, scorer, rot:int) -> dict[str, list]:
+  """--together: several ops' kernels in one interleaved learned search per run, as tune-model and drop-in tuning search a model's
+  (search_kernels), each kernel under its own budget. Per kernel and run: (outcome, measurer, its share of the run's wall, the wall);
+  the shares are even, so they sum to the wall."""
+  from search.cli import search_kernels, DEFAULT_BUDGET
+  from search.measure import Budget
+  reps: dict[str, list] = {k.key: [None]*a.repeats for k in kernels}
+  for r in ((rot + i) % a.repeats for i in range(a.repeats)):   # each group starts its runs at another, as each kernel does alone
+    st = time.perf_counter()
+    outs = search_kernels(kernels, device, "beam", Budget(DEFAULT_BUDGET), run_scorer(a, r, scorer), r, a.workers, **run_params(a, r))
+    wall = time.perf_counter() - st
+    for k, (o, m) in zip(kernels, outs): reps[k.key][r] = (o, m, wall/len(kernels), wall); m.close()
+  return reps
+
+def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str,
+               learned:dict|None=None):
+  """One op's kernels: the learned search (or its runs in `learned`, from learn_together), BEAM=2 (or its cached pick), re-timed
+  side by side; rows appended to res, written."""
   from dataset.kernel import opts_from_json, opts_to_json
   from search.cli import search_kernels, DEFAULT_BUDGET
   from search.measure import Budget
@@ -128,17 +151,17 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
   row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand", *extra)}
   entries = []
   for k in kernels:
-    reps: list = [None]*a.repeats
+    reps: list = learned[k.key] if learned else [None]*a.repeats
     # each kernel starts its runs at another one (the i-th kernel with run i mod R): a process's first search of a kernel finds its compile
     # pool, and whatever the runs share, cold; the later ones warm
     first = len(res["kernels"]) + len(entries)
-    for r in (ix % a.repeats for ix in range(first, first + a.repeats)):
+    for r in ([] if learned else (ix % a.repeats for ix in range(first, first + a.repeats))):
       st = time.perf_counter()
       (o_r, m_r), = search_kernels([k], device, "beam", Budget(DEFAULT_BUDGET), run_scorer(a, r, scorer), r, a.workers, **run_params(a, r))
-      reps[r] = (o_r, m_r, time.perf_counter() - st)
+      reps[r] = (o_r, m_r, time.perf_counter() - st, time.perf_counter() - st)
       m_r.close()
     for r in range(1, a.repeats): row[extra[r - 1]]["opts"].append(opts_to_json(reps[r][0].opts))
-    (o, m, learned_s) = reps[0]
+    (o, m, learned_s, wall) = reps[0]
     if (b := beam.get(k.key)) is None or a.beam_again:
       (ob, mb), = search_kernels([k], device, "tinygrad-beam", Budget(), None, 0, a.workers, amt=2)
       mb.close()
@@ -151,8 +174,9 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
                     "beam2_searched": b["date"], "verified": o.verified, "check": o.check, "beam2_verified": b["verified"],
                     "learned_search_us": o.time_s*1e6, "marks": m.marks, "learned_opts": opts_to_json(o.opts), "beam2_opts": b["opts"],
                     "trajectory": o.trajectory, "phases": {"compile_wait_s": round(m.compile_s, 3), "timing_s": round(m.time_s, 3), "reference_s": round(m.reference_s, 3),
-                                                           "after_search_s": round(learned_s - m.marks.get("verify", learned_s), 3)},
-                    "repeats": [{"s": round(t, 3), "timed": x.timed, "verified": x.verified} for x, _, t in reps]})
+                                                           "after_search_s": round(wall - m.marks.get("verify", wall), 3)},
+                    "repeats": [{"s": round(t, 3), "timed": x.timed, "verified": x.verified} for x, _, t, _ in reps],
+                    **({"together_wall_s": round(wall, 3)} if learned else {})})
     print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
           f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)
   retime(kernels, device, row, a.rounds, a.workers)   # side by side: kernel_us per strategy, summed; per kernel below
@@ -299,9 +323,11 @@ def variants_said(variant:dict|list|None, runs:int) -> str:
 
 def write_markdown(res:dict, path:Path):
   s = summary(res)
+  together = (f"; {res['together']} configurations searched together at a time, interleaved as tune-model does (a kernel's learned "
+              "seconds: an even share of its group's wall)") if res.get("together", 1) > 1 else ""
   lines = [f"# Unseen benchmark: {res['device']}, {res['date']}", "", f"`{res['command']}`", "",
            f"Model `{res['model']}`; benchmark fingerprint `{res['fingerprint']}` (split {res.get('split', SEED)}{', the frozen list' if res.get('split', SEED) == SEED else ', fresh'}); learned search with `search`'s defaults "
-           f"(budget {res['budget']}, {res['workers']} compile workers). BEAM=2's search seconds: see each row's `beam2_searched`.", "",
+           f"(budget {res['budget']}, {res['workers']} compile workers){together}. BEAM=2's search seconds: see each row's `beam2_searched`.", "",
            f"- kernels: {s['all']}, verified {s['verified']} (the ratios are over the {s['kernels']} verified ones)"
            + (f"; {s['crashed']} more crashed: " + "; ".join(f"{c['op']}: {c['error']}" for c in res["crashed"]) if s["crashed"] else ""),
            f"- learned / BEAM=2 kernel time: geomean {s['geomean_vs_beam2']:.3f}x, worst {s['worst_vs_beam2']:.2f}x, {s['over_1.2x']} over 1.20x",
@@ -366,6 +392,8 @@ def main(argv=None) -> int:
   ap.add_argument("--shuffle", type=int, default=None, metavar="SEED", help="measure the configurations in a random order")
   ap.add_argument("--resume", action="store_true", help="keep OUT/unseen.json's kernels and measure the rest")
   ap.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side re-timing")
+  ap.add_argument("--together", type=int, default=1, metavar="N", help="search N configurations' kernels at once, interleaved as "
+                  "tune-model does (default 1: each kernel alone); each kernel's seconds are an even share of its group's wall")
   ap.add_argument("--repeats", type=int, default=1, help="runs of the learned search per kernel (seeds 0..R-1), all re-timed side by "
                   "side: the report gives the spread of the geomean between runs")
   ap.add_argument("--variant", type=json.loads, default=None, metavar="JSON", help="Beam parameters of the last of the --repeats runs "
@@ -380,7 +408,7 @@ def main(argv=None) -> int:
   ap.add_argument("--networks", nargs=2, metavar=("MODELS_JSON", "COMMAND"), help="merge a host call's bench_models.py models.json "
                   "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
   a = ap.parse_args(argv)
-  if a.repeats < 1 or a.rounds < 1: ap.error("--repeats and --rounds take 1 or more")
+  if a.repeats < 1 or a.rounds < 1 or a.together < 1: ap.error("--repeats, --rounds and --together take 1 or more")
   if a.variant is not None:   # before any work: a typo would otherwise fail on the first kernel, after the setup
     from dataclasses import fields
     from search.beam import Beam

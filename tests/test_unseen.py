@@ -114,6 +114,27 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the
   assert models == [Path("models").resolve(), other.resolve(), other.resolve(), Path("models").resolve()]   # the variant's runs score with its model
   assert f"; run 1 with Beam(near_k=0) and the model {other / 'cost_model_cpu.txt'}" in md and "search wall / BEAM=2's per run: " in md
 
+@pytest.mark.slow   # two configurations searched, BEAM=2 on each, all re-timed: about 50 s on 2 cores
+def test_together_searches_several_configurations_kernels_at_once(tmp_path, monkeypatch):
+  # --together 2: two configurations' kernels in one interleaved learned search (as tune-model searches a model's), each kernel with
+  # its own answer, verified and re-timed beside BEAM=2's; the kernels' seconds share the search's wall evenly
+  import importlib.util, json, sys
+  import search.cli
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  real, calls = search.cli.search_kernels, []
+  def spy(*a, **kw): calls.append((a[2], [k.name for k in a[0]])); return real(*a, **kw)
+  monkeypatch.setattr(search.cli, "search_kernels", spy)
+  assert mod.main(["--split", "1", "--range", "38:40", "--together", "2", "--device", "CPU", "--workers", "2", "--out", str(tmp_path),
+                   "--rounds", "1", "--beam-cache", str(tmp_path / "b.json"), "--no-plot"]) == 0
+  res = json.loads((tmp_path / "unseen_s1.json").read_text())
+  learned = [names for strategy, names in calls if strategy == "beam"]
+  assert len(learned) == 1 and sorted(learned[0]) == sorted(e["name"] for e in res["kernels"])
+  assert {e["op"] for e in res["kernels"]} == set(mod.draw(1)[38:40]) and all(e["verified"] and e["learned_us"] > 0 for e in res["kernels"])
+  assert res["together"] == 2 and len({e["together_wall_s"] for e in res["kernels"]}) == 1
+  assert sum(e["learned_s"] for e in res["kernels"]) == pytest.approx(res["kernels"][0]["together_wall_s"], abs=0.01)
+  assert "2 configurations searched together at a time" in (tmp_path / "unseen_s1.md").read_text()
+
 def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   # splits share common kernels (split 2 holds 8 of split 1's): a split's figure is over kernels no other split evaluated
   import importlib.util, json, sys
