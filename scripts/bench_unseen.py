@@ -18,6 +18,8 @@ A search change is measured against the defaults in one call with --repeats 2 --
 parameters; a list of objects: the last runs'): every run re-timed side by side, each run's geomean and wall in the report. A
 variant's "model" (a cost model file) replaces the model for its run: '{"model": "out/m/cost_model_sm_90.txt"}' measures a retrained
 model against the shipped one, kernel by kernel, in one process.
+Each kernel is searched alone by default; --together N searches N configurations' kernels at once, interleaved as tune-model and
+drop-in tuning search a model's (one kernel's round is timed while the others' compile), each kernel under its own budget.
 BEAM=2's picks and search cost are kept in results/unseen_beam2.json, so a later call re-times BEAM=2's pick beside a new learned
 search instead of searching again (the JSON says which call each BEAM=2 search ran in)."""
 from __future__ import annotations
