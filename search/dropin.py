@@ -38,6 +38,9 @@ class Tuner:
   spent_s: float = 0.0
   timed: int = 0
   rows: list[dict] = field(default_factory=list)      # one per kernel met that was not replayed from the cache
+  # where the seconds went, over every realize tuned: defaults (Measurers, pool start, the model's load, the defaults timed), first
+  # batches (scored and compiled), rounds (the scheduler's), finish (final checks, the cache)
+  phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("defaults", "first_batches", "rounds", "finish"), 0.0))
   replayed: set[str] = field(default_factory=set)     # kernels met that the cache had
   _seen: set[str] = field(default_factory=set)
   _scorers: dict = field(default_factory=dict)
@@ -128,6 +131,7 @@ class Tuner:
         except Exception as e: row["status"] = f"failed: {one_line(e, 300)}"
         else:
           if row["default_us"] == math.inf: row["status"] = f"failed: the default does not run ({m.errors.get(m.hand, '?')})"
+      t_phase = self._phase("defaults", st)
       live = sorted((i for i in ctxs if todo[i][0]["status"] is None), key=lambda i: -todo[i][0]["runs"]*todo[i][0]["default_us"])
       total = self.budget*len(live) if self.total is None else min(self.budget*len(live), max(0, self.total - self.timed))
       seconds = None if self.total_s is None else max(0.0, self.total_s - self.spent_s - (time.perf_counter() - st))
@@ -138,6 +142,7 @@ class Tuner:
         if isinstance(batch, Exception): todo[i][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"
         first[i] = len(set(batch) - {ctxs[i].measurer.hand}) if not isinstance(batch, Exception) else 0
       live = [i for i in live if todo[i][0]["status"] is None]
+      t_phase = self._phase("first_batches", t_phase)
       setup = (time.perf_counter() - st)/max(1, len(ctxs))
       for i in ctxs: todo[i][0]["search_s"] = setup
       base = {i: ctxs[i].measurer.timed for i in live}   # the default's timing is no search
@@ -170,11 +175,13 @@ class Tuner:
                                       [first.get(i) or MIN_PER_KERNEL for i in live], ahead, slots=workers, rest=rest,
                                       work=[work_of(ctxs[i].base) for i in live], next_gain=NEXT_GAIN if self.next_gain is None else self.next_gain))) if live else {}
       bar.close()
+      t_phase = self._phase("rounds", t_phase)
       best = {i: min(ctxs[i].measurer.best*1e6, todo[i][0]["default_us"]) for i in live}
       now_us = rest + sum(todo[i][0]["runs"]*best[i] for i in live)
       for i, c in ctxs.items():
         try: self._finish(todo[i], c, alloc.get(i, 0), base.get(i, 0), now_us, device, table, cache)
         except Exception as e: todo[i][0]["status"] = f"failed: {one_line(e, 300)}"
+      self._phase("finish", t_phase)
       tuned = [todo[i][0] for i in ctxs if todo[i][0]["status"] == "tuned"]
       say(f"{len(todo)} kernel(s) in {time.perf_counter() - st:.1f} s: {len(tuned)} tuned ({_geomean(tuned):.2f}x, geomean)" +
           "".join(f", {n} {s}" for s, n in Counter(_kind(todo[i][0]["status"]) for i in ctxs if todo[i][0]["status"] != "tuned").items()))
@@ -182,6 +189,10 @@ class Tuner:
       self._busy = False
       self.spent_s += time.perf_counter() - st
       for c in ctxs.values(): c.measurer.close()
+
+  def _phase(self, name:str, since:float) -> float:
+    self.phases[name] += (now := time.perf_counter()) - since
+    return now
 
   def _finish(self, item:tuple, c, alloc:int, base:int, now_us:float, device:str, table:dict, cache):
     """A kernel's answer into the cache and `table`: its search's fastest verified config, or its default where no round was worth it."""
@@ -226,14 +237,15 @@ class Tuner:
     """The whole run: counts, seconds, and every kernel's row (KERNTUNE_REPORT writes it as JSON)."""
     tuned = [r for r in self.rows if r["status"] == "tuned"]
     return {"tuned": len(tuned), "replayed": len(self.replayed), "left_default": dict(Counter(_kind(r["status"]) for r in self.rows if r["status"] != "tuned")),
-            "search_s": round(self.spent_s, 3), "timed": self.timed, "gain": _geomean(tuned), "cache": str(cache_path), "kernels": self.rows}
+            "search_s": round(self.spent_s, 3), "phases": {k: round(v, 3) for k, v in self.phases.items()}, "timed": self.timed, "gain": _geomean(tuned), "cache": str(cache_path), "kernels": self.rows}
 
   def summary(self, cache_path) -> str:
     rep, tuned = self.report(cache_path), [r for r in self.rows if r["status"] == "tuned"]
     left = rep["left_default"]
     lines = [f"kerntune: {len(tuned)} kernel(s) tuned in {self.spent_s:.1f} s ({rep['gain']:.2f}x over tinygrad's default, geomean), "
              f"{len(self.replayed)} replayed from the cache, {sum(left.values())} left default" +
-             (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") + f"; cache {cache_path}"]
+             (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") + f"; cache {cache_path}",
+             "  seconds: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in self.phases.items())]
     saved = lambda r: r["runs"]*(r["default_us"] - r["us"])
     for r in sorted(tuned, key=saved, reverse=True)[:SHOWN]:
       at = "".join(f" at {k}={v}" for k, v in r.get("at", {}).items())

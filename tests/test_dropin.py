@@ -74,6 +74,8 @@ def test_budget_by_share_and_retune(tmp_path):
   by = {r["kernel"]: r for r in t1.rows}
   gemm, add = by["r_512_512_512"], by["E_4"]
   assert gemm["status"] == "tuned" and gemm["stopped"] == "budget" and add["status"] == "small"
+  # the phases split the tuning seconds: each one ran, and together they are no more than the whole
+  assert all(v > 0 for v in t1.phases.values()) and sum(t1.phases.values()) <= t1.spent_s and t1.report(path)["phases"].keys() == t1.phases.keys()
   entries = {e["name"]: e for e in TunedCache(path).entries.values()}
   assert entries["E_4"]["strategy"] == "default" and entries["E_4"]["stopped"] == "small"   # cached: a rerun decides nothing
   old = entries["r_512_512_512"]
