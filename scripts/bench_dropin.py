@@ -188,10 +188,10 @@ def _time_beam(log:Path, picks:Path):
     if ast.arg is not None and ast.arg.beam and ast.arg.opts_to_apply is None: cur[0] = ast.replace(arg=dataclasses.replace(ast.arg, beam=0)).key.hex()
     return rewrite(ast, *args, **kwargs)
   def beam_search(s, *args, **kwargs):
-    st, key = time.perf_counter(), cur[0]   # the kernel being lowered: its candidates' lowerings come after this
+    st, pick_key = time.perf_counter(), cur[0]   # the kernel being lowered: its candidates' lowerings come after this
     try:
       k = orig(s, *args, **kwargs)
-      if key is not None: cache.put(key, s.ren.target.device.split(":")[0], opts_to_json(k.applied_opts), strategy="beam2")
+      if pick_key is not None: cache.put(pick_key, s.ren.target.device.split(":")[0], opts_to_json(k.applied_opts), strategy="beam2")
       return k
     finally:
       key = s.ast.key.hex()
@@ -409,7 +409,7 @@ def main(argv=None) -> int:
   if a.summarize and (out / "dropin.json").is_file(): command = json.loads((out / "dropin.json").read_text())["command"]   # the runs' own
   runs = lambda prog, mode: json.loads(p.read_text()) if (p := out / "runs" / f"{prog}.{mode}.json").is_file() else {}
   for prog in ([] if a.summarize else programs):
-    for mode in [m for m in ("default", "kerntune", "beam2", "beam2_replay", "kernels") if m in modes]:
+    for mode in [m for m in (*MODES, *EXTRA) if m in modes]:
       need = {"beam2_replay": ["beam2.picks"], "kernels": ["beam2.picks", "kerntune.tuned"]}.get(mode, [])
       if miss := [n for n in need if not (out / "runs" / f"{prog}.{n}.json").is_file()]: print(f"=== {prog} {mode}: no {', '.join(miss)}, skipped", flush=True); continue
       prev = runs(prog, mode)
