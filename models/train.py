@@ -9,7 +9,7 @@ A store is read with the shards beside it (dataset.shard: dataset/data/shards/, 
 
 The held-out evaluations: models.heldout; the learning curve: models.learning_curve; scoring speed: models.speed; the results written: models.report."""
 from __future__ import annotations
-import argparse, datetime, os, shlex, sys, time
+import argparse, datetime, json, os, shlex, sys, time
 from pathlib import Path
 import numpy as np
 from dataset.store import Store, StoreError
@@ -44,6 +44,9 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--allow-device-mismatch", action="store_true", help="train on the dataset's device even if --device names another")
   ap.add_argument("--out", default=None, help="model path (default: models/cost_model_<arch>.txt, models/cost_model_cpu.txt on the CPU)")
   ap.add_argument("--trials", type=int, default=0, help="optuna trials per study (0: default parameters)")
+  ap.add_argument("--params", default=None, metavar="JSON", help="the ranker's parameters from a cost model's metadata (e.g. "
+                  "models/cost_model_sm_90.json) instead of a study: the shipped recipe on new data")
+  ap.add_argument("--no-check", action="store_true", help="skip the quick held-out check (its figures are then absent from the metadata)")
   ap.add_argument("--eval-trials", type=int, default=None, help="trials per nested study in --evaluate (default: --trials)")
   ap.add_argument("--storage", default=STORAGE, help=f"optuna storage (default {STORAGE}); studies resume from it")
   ap.add_argument("--evaluate", action="store_true", help="full held-out evaluation: k-fold x seeds for every model, leave-one-network-out, "
@@ -73,6 +76,10 @@ def parse_args(argv=None) -> argparse.Namespace:
   a = ap.parse_args(argv)
   if a.blend is not None and not 0.0 <= a.blend <= 1.0: ap.error(f"--blend: the ranker's weight must be in [0, 1], got {a.blend}")
   if a.learning_curve and a.evaluate: ap.error("--learning-curve and --evaluate are separate runs: pass one")
+  if a.params is not None:
+    if a.trials: ap.error("--params and --trials both choose the ranker's parameters: pass one")
+    try: a.params = {k: v for k, v in json.loads(Path(a.params).read_text())["params"].items() if k in Ranker.DEFAULTS}
+    except (OSError, ValueError, KeyError, AttributeError) as e: ap.error(f"--params: no cost model parameters in {a.params} ({e})")
   try: a.fractions = sorted({float(x) for x in a.fractions.split(",") if x.strip()})
   except ValueError: ap.error(f"--fractions: numbers separated by commas, got {a.fractions!r}")
   if not a.fractions or not all(0 < f <= 1 for f in a.fractions): ap.error(f"--fractions: each in (0, 1], got {a.fractions}")
@@ -132,6 +139,7 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     log("leave-one-family-out"); lofo = holdout_eval(ds, fam, seeds, threads) if len(set(fam.tolist()) - {""}) > 1 else None
     abl = ablation(ds, seeds[:a.ablation_seeds], a.folds, threads, log) if a.ablation else None
     res = dict(kfold=kf, oof=oof, lono=lono, lofo=lofo, ablation=abl, speed=speed)
+  elif a.no_check: log("no held-out check (--no-check)")
   else:
     # a quick held-out check with default parameters (tuned ones would have seen every kernel): one seed of the kernel k-fold
     splits = list(kernel_kfold(ds.kernel, a.folds, 0))
@@ -145,7 +153,7 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   # the shipped model: parameters from a study over every kernel (its inner folds are its validation), trained on everything
   rm = resource_model(ds, np.ones(len(ds), bool), threads)
   Xa = augment(ds.X, rm)
-  params = tune(Xa, ds.time_s, ds.kernel, a.trials, study_name(ds, "final"), a.storage, 0, threads=threads)
+  params = a.params or tune(Xa, ds.time_s, ds.kernel, a.trials, study_name(ds, "final"), a.storage, 0, threads=threads)
   model, blend = Ranker(seed=0, threads=threads, **params), None
   if a.blend is not None: blend = Blend(model, MLPRanker(seed=0, threads=threads), a.blend).fit(Xa, ds.time_s, ds.kernel)
   else: model.fit(Xa, ds.time_s, ds.kernel)
@@ -155,7 +163,8 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
   shipped = res["shipped"] = "blend" if blend is not None and a.evaluate and "blend" in res["kfold"] else "ranker"
   metrics = ({"protocol": f"kernel-grouped {a.folds}-fold x {len(seeds)} seeds, {tuning}", "model": shipped, **{m: res["kfold"][shipped][m] for m in METRICS},
               "lono_kendall_tau": res["lono"]["all"]["kendall_tau"] if res["lono"] else None} if a.evaluate else
-             {"protocol": f"kernel-grouped {a.folds}-fold, 1 seed, default parameters", **res["quick"]})
+             {"protocol": f"kernel-grouped {a.folds}-fold, 1 seed, default parameters", **res["quick"]} if "quick" in res else
+             {"protocol": "none (--no-check)"})
   meta = {"model": Blend.name if blend is not None else Ranker.name, "params": model.get_params(), "feature_schema": SCHEMA_VERSION, "features": FEATURES,
           "tinygrad": TINYGRAD_VERSION, "device": ds.device, "arch": ds.arch, "backend": ds.backend, "device_props": ds.props,
           "dataset": {"path": str(a.dataset), "shards": ds.shards, "hash": ds.hash, "rows": len(ds),

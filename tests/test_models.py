@@ -198,6 +198,14 @@ def test_cli_trains_and_refuses_device_mismatch(cache, tmp_path, capsys):
   from dataset.history import History
   assert History.load(tmp_path / "m.history.json", "x86_64").meta["kernels"] > 0   # the search's history, next to the model
   assert train_main([str(tmp_path / "nope.sqlite"), "--quiet"]) == 2
+  # the shipped recipe on new data: another model's parameters, no held-out check (its metadata says so)
+  m.meta["params"]["num_leaves"] = 7; (tmp_path / "p.json").write_text(json.dumps(m.meta))
+  out2 = tmp_path / "m2.txt"
+  assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out2), "--params", str(tmp_path / "p.json"), "--no-check", "--threads", "1", "--quiet"]) == 0
+  m2 = CostModel.load(out2, device="CPU")
+  assert m2.meta["params"]["num_leaves"] == 7 and m2.meta["metrics"] == {"protocol": "none (--no-check)"}
+  for bad in (["--params", str(tmp_path / "nope.json")], ["--params", str(tmp_path / "p.json"), "--trials", "2"]):
+    with pytest.raises(SystemExit): train_main([str(CPU_DATA), "--out", str(tmp_path / "w.txt"), *bad])
 
 @pytest.mark.parametrize("device, arch", [("CPU", None), ("CUDA", "sm_90")])
 def test_shipped_models_match_this_schema(device, arch):
