@@ -172,8 +172,10 @@ def test_bench_dropin_small_end_to_end(tmp_path):
 def test_tuner_settings_from_the_environment(monkeypatch):
   from search.dropin import from_env
   monkeypatch.setenv("KERNTUNE_TIMING", "warm")
-  monkeypatch.setenv("KERNTUNE_NEXT_GAIN", "0.03")
-  assert from_env().timing == "warm" and from_env().next_gain == 0.03 and Tuner().timing == "cold" and Tuner().next_gain is None
+  monkeypatch.setenv("KERNTUNE_NEXT_GAIN", "0.05")
+  monkeypatch.setenv("KERNTUNE_STOP_GAIN", "0.001")
+  t = from_env()
+  assert t.timing == "warm" and t.next_gain == 0.05 and t.stop_gain == 0.001 and Tuner().timing == "cold" and Tuner().next_gain == 0.03
   with pytest.raises(ValueError, match="timing 'tepid' is not one of cold, warm, auto"): Tuner(timing="tepid")
   # through the hook, as `KERNTUNE=1 python prog.py` starts: a bad setting is one line, and the program runs untuned
   env = {k: v for k, v in os.environ.items() if not k.startswith("KERNTUNE")} | {"KERNTUNE": "1", "KERNTUNE_TIMING": "tepid"}
