@@ -23,8 +23,9 @@ BUDGET = 10   # timed candidates per kernel, pooled: tune-model's default (searc
 TOP = 4       # configs a cache entry keeps (its fastest measured): a later search of the kernel starts from them
 # what a kernel's second round is expected to gain: drop-in's kernels are all unseen, and on the unseen splits 2-4 the six timings
 # after the first batch gained 2.2%, 3.0% and 4.2% in mean (tune-model keeps search.task_scheduler.NEXT_GAIN, 1.5%, from
-# corpus-shaped kernels). On the CNN training step (one 4 x H100 call, two runs each) 0.03 gave 1.038-1.053x BEAM=2's step at
-# 9.5-10.9% of its search against 1.18-1.22x at 7.4-8.0% with 0.015: its largest kernel went on from its first batch.
+# corpus-shaped kernels). The CNN training step on H100 is bimodal either way, on whether its largest kernel's search leaves the
+# branch its first batch took: eight runs at 0.03 gave 1.038-1.071x BEAM=2's step in five and 1.235-1.249x in three, five at 0.015
+# gave 1.064x and 1.076x in two and 1.18-1.23x in three (results/dropin.md).
 NEXT_GAIN = 0.03
 SHOWN = 20    # per-kernel lines of the summary (the costliest kernels); KERNTUNE_REPORT has them all
 
