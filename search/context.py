@@ -66,5 +66,6 @@ class Context:
   share: int = 1                   # kernels expanding in the compile pool at once: a parent's actions split over the rest
   round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
   history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
+  first_batch: list[tuple[Opt, ...]] = field(default_factory=list)   # the first batch, as compiled ahead (drop-in reports what of it went untimed)
   def expand(self, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1) -> Expansion:
     return Expansion(self, parents, near, alongside)

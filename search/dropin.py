@@ -148,6 +148,7 @@ class Tuner:
       for i, batch in zip(live, prepare_all(strat, [ctxs[i] for i in live]) if total else []):   # costliest first, as tune-model
         if isinstance(batch, Exception): todo[i][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"
         first[i] = len(set(batch) - {ctxs[i].measurer.hand}) if not isinstance(batch, Exception) else 0
+        if not isinstance(batch, Exception): ctxs[i].first_batch = list(batch)
       live = [i for i in live if todo[i][0]["status"] is None]
       t_phase = self._phase("first_batches", t_phase)
       setup = (time.perf_counter() - st)/max(1, len(ctxs))
@@ -216,6 +217,9 @@ class Tuner:
     if row["status"] is None and alloc > 0:
       o = finish(c, "beam", row["search_s"])
       row.update(timed=o.timed - base, budget=alloc, stopped="converged" if c.state.get("stopped") and c.state.get("max_rounds", 0) > 1 else "budget")
+      # what the search could not use: its first batch's configs never timed (stragglers, failures), and why candidates failed
+      row["first_untimed"] = [opts_to_json(p) for p in c.first_batch if m.times.get(p, math.inf) == math.inf]
+      if m.errors: row["errors"] = dict(Counter(e.split(":")[0][:60] for e in m.errors.values()))
       self.timed += row["timed"]
       pick = next((p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get) if fits(p, o)), None) if o.verified else None
       row["search_s"] += time.perf_counter() - t0
