@@ -24,7 +24,7 @@ TOP = 4       # configs a cache entry keeps (its fastest measured): a later sear
 # what a kernel's second round is expected to gain: drop-in's kernels are all unseen, and on the unseen splits 2-4 the six timings
 # after the first batch gained 2.2%, 3.0% and 4.2% in mean (tune-model keeps search.task_scheduler.NEXT_GAIN, 1.5%, from
 # corpus-shaped kernels). The CNN training step on H100 is bimodal either way, on whether its largest kernel's search leaves the
-# branch its first batch took: eight runs at 0.03 gave 1.038-1.071x BEAM=2's step in five and 1.235-1.249x in three, five at 0.015
+# branch its first batch took: eleven runs at 0.03 gave 1.038-1.071x BEAM=2's step in five and 1.155-1.249x in six, five at 0.015
 # gave 1.064x and 1.076x in two and 1.18-1.23x in three (results/dropin.md).
 NEXT_GAIN = 0.03
 SHOWN = 20    # per-kernel lines of the summary (the costliest kernels); KERNTUNE_REPORT has them all
@@ -146,9 +146,8 @@ class Tuner:
         for i in live: ctxs[i].measurer.budget.measurements = ctxs[i].measurer.timed + self.budget
       first = {}
       for i, batch in zip(live, prepare_all(strat, [ctxs[i] for i in live]) if total else []):   # costliest first, as tune-model
-        if isinstance(batch, Exception): todo[i][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"
-        first[i] = len(set(batch) - {ctxs[i].measurer.hand}) if not isinstance(batch, Exception) else 0
-        if not isinstance(batch, Exception): ctxs[i].first_batch = list(batch)
+        if isinstance(batch, Exception): todo[i][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"; continue
+        first[i], ctxs[i].first_batch = len(set(batch) - {ctxs[i].measurer.hand}), list(batch)
       live = [i for i in live if todo[i][0]["status"] is None]
       t_phase = self._phase("first_batches", t_phase)
       setup = (time.perf_counter() - st)/max(1, len(ctxs))
