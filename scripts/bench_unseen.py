@@ -218,31 +218,62 @@ def merge(paths:list[Path], out:Path, beam_cache:Path) -> dict:
   out.write_text(json.dumps(res, indent=1)); write_markdown(res, out.with_suffix(".md")); plot(res, out.with_suffix(".png"))
   return res
 
+def measured(results:list[Path], keep, ren):
+  """(result file, kernel entry, its kernel's Scheduler) of every verified kernel in the results with both times that keep(entry) takes."""
+  from dataset.corpus import parse_variant
+  from dataset.kernel import kernel_asts, scheduler
+  for p in results:
+    for e in json.loads(p.read_text())["kernels"]:
+      if e.get("verified") and e.get("learned_us") and e.get("beam2_us") and keep(e):
+        yield p, e, scheduler(kernel_asts(*parse_variant(e["op"]).build("CUDA"))[int(e["name"].split("#")[1])], ren)
+
 def rank_pairs(model_path:str, results:list[Path], min_ratio:float=1.05) -> dict:
   """Offline, no GPU: on every kernel of the measured results where the learned answer and BEAM=2's differ by min_ratio or more, does
   the cost model score the faster one higher? Scored with the device properties the model was trained with: within a kernel they are constant."""
-  from dataset.corpus import parse_variant
   from dataset.device import renderer_for
-  from dataset.kernel import kernel_asts, opts_from_json, scheduler
+  from dataset.kernel import opts_from_json
   from dataset.sampler import replay
   from models.cost_model import CostModel
   model, ren = CostModel.load(model_path), renderer_for("CUDA", "sm_90", compiler=False)
   score = model.scorer()
   rows, hits, below = [], 0, 0
-  for p in results:
-    for e in json.loads(p.read_text())["kernels"]:
-      if not e.get("verified") or not e.get("learned_us") or not e.get("beam2_us"): continue
-      if max(e["learned_us"], e["beam2_us"])/min(e["learned_us"], e["beam2_us"]) < min_ratio: continue
-      base = scheduler(kernel_asts(*parse_variant(e["op"]).build("CUDA"))[int(e["name"].split("#")[1])], ren)
-      ks = [replay(base, tuple(opts_from_json(e[n]))) for n in ("learned_opts", "beam2_opts")]
-      if None in ks: continue
-      sl, sb = (float(x) for x in score(ks))
-      right = (sl > sb) == (e["learned_us"] < e["beam2_us"])
-      hits += right; below += e["learned_us"] > e["beam2_us"] and sb < sl
-      rows.append({"name": e["name"], "split": p.name, "learned_over_beam2": round(e["learned_us"]/e["beam2_us"], 3), "score_learned": round(sl, 3),
-                   "score_beam2": round(sb, 3), "ordered_right": bool(right)})
+  for p, e, base in measured(results, lambda e: max(e["learned_us"], e["beam2_us"])/min(e["learned_us"], e["beam2_us"]) >= min_ratio, ren):
+    ks = [replay(base, tuple(opts_from_json(e[n]))) for n in ("learned_opts", "beam2_opts")]
+    if None in ks: continue
+    sl, sb = (float(x) for x in score(ks))
+    right = (sl > sb) == (e["learned_us"] < e["beam2_us"])
+    hits += right; below += e["learned_us"] > e["beam2_us"] and sb < sl
+    rows.append({"name": e["name"], "split": p.name, "learned_over_beam2": round(e["learned_us"]/e["beam2_us"], 3), "score_learned": round(sl, 3),
+                 "score_beam2": round(sb, 3), "ordered_right": bool(right)})
   return {"model": model_path, "min_ratio": min_ratio, "kernels": len(rows), "ordered_right": hits,
           "beam2_faster_scored_lower": below, "beam2_faster": sum(r["learned_over_beam2"] > 1 for r in rows), "rows": rows}
+
+def descent_reach(model_path:str, results:list[Path], min_ratio:float=1.2) -> dict:
+  """Offline, no GPU: on every kernel of the measured results whose learned answer is min_ratio or more slower than BEAM=2's, where the
+  search lost BEAM=2's config. "batch": it is in the beam's first batch (the search had it, and timing or later rounds lost it);
+  "myopic": the model scores it among its first batch's size of everything its descent scored, yet the descent never scored it (a
+  wrong turn at a shallower depth); "ranked": scored directly, the model puts it below that (a ranking the search cannot fix)."""
+  from dataset.device import renderer_for
+  from dataset.kernel import opts_from_json
+  from dataset.sampler import replay
+  from models.cost_model import CostModel
+  from search.beam import Beam
+  from search.context import Context
+  model, ren, beam = CostModel.load(model_path), renderer_for("CUDA", "sm_90", compiler=False), Beam()
+  score, rows = model.scorer(), []
+  for p, e, base in measured(results, lambda e: e["learned_us"] >= min_ratio*e["beam2_us"], ren):
+    if (b := replay(base, tuple(opts_from_json(e["beam2_opts"])))) is None: continue
+    ctx = Context(base, None, score)
+    batch = {key for _, key in beam._seed(ctx)}
+    _, pool = beam.descend(ctx)
+    scored = {key for _, key in pool}
+    sb = float(score([b])[0])
+    above = sum(float(x) > sb for x in score([replay(base, o) for o, _ in pool])) if pool else 0
+    kind = "batch" if b.ast.key in batch else "myopic" if b.ast.key not in scored and above < beam.seed_picks else "ranked"
+    rows.append({"name": e["name"], "split": p.name, "learned_over_beam2": round(e["learned_us"]/e["beam2_us"], 3), "kind": kind,
+                 "beam2_scored_in_descent": b.ast.key in scored, "scored_above_beam2": above, "descent_scored": len(pool)})
+  return {"model": model_path, "min_ratio": min_ratio, "kernels": len(rows), **{k: sum(r["kind"] == k for r in rows) for k in ("batch", "myopic", "ranked")},
+          "rows": rows}
 
 def anytime(results:list[Path], at:tuple[int, ...]=(9, 16, 23, 30)) -> list[dict]:
   """Offline: had each kernel's search stopped after N timings, its answer's ratio to BEAM=2 (its final ratio, scaled by the search's
@@ -405,6 +436,8 @@ def main(argv=None) -> int:
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (plot later with --replot)")
   ap.add_argument("--rank-pairs", metavar="MODEL", help="offline (no GPU): over the results/unseen_s*.json kernels where the learned answer "
                   "and BEAM=2's differ by 5%% or more, how often MODEL scores the faster one higher; JSON to stdout, and exit")
+  ap.add_argument("--descent", metavar="MODEL", help="offline (no GPU): over the results/unseen_s*.json kernels 1.2x or more behind BEAM=2, "
+                  "whether BEAM=2's config was in the first batch, out of the model's descent though scored high, or ranked low; JSON to stdout, and exit")
   ap.add_argument("--anytime", action="store_true", help="offline: over --out's measured splits, the answers and wall had each search "
                   "stopped after 9, 16, 23, 30 timings; JSON to stdout, and exit")
   ap.add_argument("--replot", metavar="JSON", help="rewrite the markdown of an existing unseen.json and exit")
@@ -431,6 +464,11 @@ def main(argv=None) -> int:
   if a.rank_pairs:
     from models.cost_model import CostModelError
     try: res = rank_pairs(a.rank_pairs, split_results(Path(a.out)))
+    except (CostModelError, OSError, ValueError) as e: print(f"bench_unseen: error: {one_line(e, 300)}", file=sys.stderr); return 2
+    print(json.dumps(res, indent=1)); return 0
+  if a.descent:
+    from models.cost_model import CostModelError
+    try: res = descent_reach(a.descent, split_results(Path(a.out)))
     except (CostModelError, OSError, ValueError) as e: print(f"bench_unseen: error: {one_line(e, 300)}", file=sys.stderr); return 2
     print(json.dumps(res, indent=1)); return 0
   if a.anytime:

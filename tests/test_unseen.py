@@ -185,6 +185,31 @@ def test_rank_pairs_scores_the_learned_answer_against_beam2s(tmp_path, capsys):
   err = capsys.readouterr().err
   assert err.startswith("bench_unseen: error:") and len(err.strip().splitlines()) == 1
 
+@pytest.mark.slow   # model descents of three kernels: CI's slow step runs it
+def test_descent_tells_a_lost_first_batch_from_a_model_that_ranks_beam2s_config_low(tmp_path, capsys):
+  # bench_unseen --descent (offline, no GPU): where a kernel is 1.2x or more behind BEAM=2, was BEAM=2's config in the first batch?
+  import importlib.util, json, sys
+  from dataset.corpus import parse_variant
+  from dataset.device import renderer_for
+  from dataset.kernel import kernel_asts, opts_to_json, scheduler
+  from models.cost_model import CostModel
+  from search.beam import Beam
+  from search.context import Context
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  model = ROOT / "models" / "cost_model_sm_90.txt"
+  far = [e for e in json.loads((ROOT / "results" / "unseen_s1.json").read_text())["kernels"] if e["learned_us"] > 1.2*e["beam2_us"]][:2]
+  ren = renderer_for("CUDA", "sm_90", compiler=False)
+  base = scheduler(kernel_asts(*parse_variant(far[0]["op"]).build("CUDA"))[int(far[0]["name"].split("#")[1])], ren)
+  batch = Beam()._seed(Context(base, None, CostModel.load(model).scorer()))
+  had = {**far[0], "name": far[0]["name"], "beam2_opts": opts_to_json(batch[1][0])}   # BEAM=2's pick made one of the first batch's
+  close = {**far[1], "beam2_us": far[1]["learned_us"]}                                 # not 1.2x behind: left out
+  (tmp_path / "unseen_s1.json").write_text(json.dumps({"kernels": [*far, had, close]}))
+  assert mod.main(["--descent", str(model), "--out", str(tmp_path)]) == 0
+  res = json.loads(capsys.readouterr().out)
+  assert res["kernels"] == 3 and res["rows"][2]["kind"] == "batch" and res["batch"] + res["myopic"] + res["ranked"] == 3
+  assert all(r["kind"] != "myopic" or (not r["beam2_scored_in_descent"] and r["scored_above_beam2"] < 8) for r in res["rows"])
+
 def test_anytime_gives_the_answer_and_wall_had_a_search_stopped_after_n_timings(tmp_path):
   # what the rounds after the first batch buy and cost, from a split's measured trajectories (timings, seconds, best so far)
   import importlib.util, json, sys
