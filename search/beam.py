@@ -166,8 +166,9 @@ class Beam:
     """Model picks in the first batch (see one_round)."""
     return ctx.measurer.budget.measurements - 1 if self.one_round(ctx) else self.seed_picks
 
-  def _seed(self, ctx:Context) -> list:
-    picks, pool = self.descend(ctx)
+  def _seed(self, ctx:Context, descent:tuple[list, list]|None=None) -> list:
+    """The first batch; `descent`: descend(ctx)'s result, if the caller has it already."""
+    picks, pool = descent or self.descend(ctx)
     if self.k == 0: return picks
     n = self.first_batch(ctx)
     hand = hand_coded(ctx.base)
