@@ -49,6 +49,25 @@ class Dataset:
                    None if self.regs is None else self.regs[m], None if self.frame is None else self.frame[m], self.shards)
   def __len__(self) -> int: return len(self.time_s)
 
+def concat(base:Dataset, others:list[Dataset]) -> Dataset:
+  """base with other devices' measurements of the same arch (another card) as more query groups: a ranker orders configs within a
+  kernel, and the device's properties are feature columns, so a kernel measured on an H100 teaches the order of its configs as one
+  measured on an H200 does. The result is base's device (its properties are what the model scores with); rows without compile labels
+  have NaN there, as a store's unlabelled rows do. Another device's kernel keys get "@device": a kernel measured on both cards is
+  two query groups, its times never ranked against each other."""
+  parts = [base, *others]
+  for o in others:
+    if (o.arch, o.tinygrad) != (base.arch, base.tinygrad):
+      raise ValueError(f"{o.device} ({o.arch}, tinygrad {o.tinygrad}) cannot join {base.device} ({base.arch}, tinygrad {base.tinygrad})")
+  cat = lambda f: np.concatenate([getattr(d, f) for d in parts])
+  keys = np.concatenate([base.kernel] + [np.char.add(o.kernel, f"@{o.device}") for o in others])
+  nan = lambda d, f: getattr(d, f) if getattr(d, f) is not None else np.full(len(d), np.nan)
+  lab = base.regs is not None
+  return Dataset(cat("X"), cat("time_s"), keys, cat("family"), cat("name"), cat("source"), cat("opts"), cat("compile_s"), base.device,
+                 base.arch, base.backend, base.props, base.tinygrad, hashlib.sha256("".join(d.hash for d in parts).encode()).hexdigest(),
+                 np.concatenate([nan(d, "regs") for d in parts]) if lab else None, np.concatenate([nan(d, "frame") for d in parts]) if lab else None,
+                 base.shards + [s for d in others for s in d.shards])
+
 def backend_of(arch:str) -> str: return "CUDA" if arch.startswith("sm_") else "CPU"
 
 def renderer(backend:str, arch:str):

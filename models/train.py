@@ -17,7 +17,7 @@ from dataset.kernel import TINYGRAD_VERSION
 from dataset.paths import cannot_write
 from dataset.history import History, HistoryError
 from dataset.shard import resolve
-from models.data import CACHE, Dataset, load
+from models.data import CACHE, Dataset, concat, load
 from models.features import FEATURES, SCHEMA_VERSION
 from models.evaluate import kernel_kfold, per_kernel, average, run_splits, METRICS
 from models.ranker import Ranker
@@ -71,6 +71,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                   "are left out of everything: a model for benchmarking on those kernels must not have seen them")
   ap.add_argument("--no-shards", action="store_true", help="the store alone, without the shards beside it (dataset.shard): the data "
                   "a model trained before them saw")
+  ap.add_argument("--with", dest="also", action="append", default=[], metavar="STORE", help="also learn from this store's "
+                  "measurements (with its shards), of another card of the same arch (e.g. dataset/data/cuda_h100.sqlite.gz): its kernels join "
+                  "as query groups of their own; the model is still the dataset's device's (repeatable)")
   ap.add_argument("--no-cache", action="store_true", help=f"featurize again instead of using the feature cache ({CACHE}; $KERNTUNE_CACHE_DIR moves it)")
   ap.add_argument("--quiet", action="store_true")
   a = ap.parse_args(argv)
@@ -107,17 +110,19 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     elif not a.allow_device_mismatch:
       have = ", ".join(f"{d} ({p['arch']})" for d, p in devs.items())
       raise TrainError(f"{a.dataset} has no measurements of device {a.device!r} (it has {have}); pass --allow-device-mismatch to train on it anyway")
-  try: ds = load(a.dataset, device=chosen, cache=not a.no_cache, shards=not a.no_shards)
+  try: parts = [load(p, device=chosen if i == 0 else None, cache=not a.no_cache, shards=not a.no_shards) for i, p in enumerate([a.dataset, *a.also])]
   except (ValueError, StoreError) as e: raise TrainError(str(e)) from None
   excluded = []
   if a.exclude_keys:
     try: keys = {l.split("#")[0].strip() for l in Path(a.exclude_keys).read_text().splitlines()} - {""}
     except OSError as e: raise TrainError(f"--exclude-keys: {e}") from None
-    excluded = sorted(keys & set(ds.kernel.tolist()))
-    ds = ds.subset(~np.isin(ds.kernel, list(keys)))
+    excluded = sorted(keys & {k for d in parts for k in d.kernel.tolist()})
+    parts = [d.subset(~np.isin(d.kernel, list(keys))) for d in parts]
     log(f"excluded {len(keys)} kernel keys from {a.exclude_keys}: {len(excluded)} of them were in the dataset")
+  try: ds = concat(parts[0], parts[1:]) if a.also else parts[0]
+  except ValueError as e: raise TrainError(str(e)) from None
   if len(np.unique(ds.kernel)) < 2 * max(a.folds, 2): raise TrainError(f"{a.dataset}: {len(np.unique(ds.kernel))} kernels with 2+ ok measurements is too few")
-  log(f"dataset {a.dataset}{f' with shards {ds.shards}' if ds.shards else ''}: {len(ds)} ok measurements, {len(np.unique(ds.kernel))} "
+  log(f"dataset {a.dataset}{f' with {a.also}' if a.also else ''}{f' with shards {ds.shards}' if ds.shards else ''}: {len(ds)} ok measurements, {len(np.unique(ds.kernel))} "
       f"kernels, {ds.device} ({ds.arch}), "
       f"{len(FEATURES)} features, loaded in {time.perf_counter()-st:.0f} s")
   threads = a.threads or (os.cpu_count() or 1)
@@ -167,7 +172,7 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
              {"protocol": "none (--no-check)"})
   meta = {"model": Blend.name if blend is not None else Ranker.name, "params": model.get_params(), "feature_schema": SCHEMA_VERSION, "features": FEATURES,
           "tinygrad": TINYGRAD_VERSION, "device": ds.device, "arch": ds.arch, "backend": ds.backend, "device_props": ds.props,
-          "dataset": {"path": str(a.dataset), "shards": ds.shards, "hash": ds.hash, "rows": len(ds),
+          "dataset": {"path": str(a.dataset), "with": a.also, "shards": ds.shards, "hash": ds.hash, "rows": len(ds),
                       "kernels": int(len(np.unique(ds.kernel))),
                       "excluded_keys_file": a.exclude_keys, "excluded_keys_in_dataset": excluded},
           "metrics": metrics, "trained": datetime.date.today().isoformat(), "command": command}

@@ -15,7 +15,7 @@ import numpy as np
 from dataset.paths import cannot_write
 from dataset.store import StoreError
 from models.cost_model import CostModel, CostModelError
-from models.data import Dataset, load
+from models.data import Dataset, concat, load
 from models.evaluate import METRICS, average, per_kernel
 from models.ranker import Ranker
 from models.resources import augment
@@ -45,9 +45,8 @@ def run(base:str, other:str, model:str, max_share:float, seed:int, threads:int, 
   for h in range(2):
     test = np.isin(o.kernel, ks[h::2])
     add = _capped(o, ~test, int(max_share*len(b)), rng)
-    X, t = np.concatenate([b.X, o.X[add]]), np.concatenate([b.time_s, o.time_s[add]])
-    k = np.concatenate([b.kernel, np.char.add(o.kernel[add], f"@{o.device}")])
-    both = Ranker(seed=0, threads=threads, **params).fit(A(X), t, k)
+    d = concat(b, [o.subset(add)])
+    both = Ranker(seed=0, threads=threads, **params).fit(A(d.X), d.time_s, d.kernel)
     row = {"test_kernels": int(len(np.unique(o.kernel[test]))), "added_rows": int(add.sum()), "added_kernels": int(len(np.unique(o.kernel[add]))),
            "base_only": average(per_kernel(alone.predict(A(o.X[test])), o.time_s[test], o.kernel[test])),
            "with_other": average(per_kernel(both.predict(A(o.X[test])), o.time_s[test], o.kernel[test]))}

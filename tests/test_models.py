@@ -296,3 +296,25 @@ def test_transfer_scores_another_devices_data_and_caps_what_it_adds(trained, cac
   assert "as shipped" in out.with_suffix(".md").read_text() and res["command"].startswith("python -m models.transfer")
   assert transfer_main([str(CPU_DATA), str(other), "--model", str(tmp_path / "nope.txt"), "--out", str(out)]) == 2
   assert "models.transfer: error:" in capsys.readouterr().err
+
+def test_train_with_another_cards_store_adds_its_kernels_as_groups_of_their_own(ds, cache, tmp_path, capsys):
+  # train-cost-model --with: another device of the same arch joins training; a kernel measured on both is two query groups
+  import sqlite3
+  from models.data import concat
+  shutil.copy(CPU_DATA, other := tmp_path / "other.sqlite")
+  db = sqlite3.connect(other)
+  db.execute("UPDATE measurements SET device = 'Other CPU'"); db.execute("UPDATE devices SET device = 'Other CPU'")
+  db.execute("DELETE FROM measurements WHERE kernel NOT IN (SELECT key FROM kernels ORDER BY key LIMIT 8)")
+  db.commit(); db.close()
+  o = load(other, workers=1)
+  both = concat(ds, [o])
+  assert len(both) == len(ds) + len(o) and both.device == ds.device and both.props == ds.props
+  assert len(np.unique(both.kernel)) == len(np.unique(ds.kernel)) + len(np.unique(o.kernel))   # the same keys, other groups
+  assert (both.kernel[len(ds):] == np.char.add(o.kernel, "@Other CPU")).all()
+  out = tmp_path / "m.txt"
+  assert train_main([str(CPU_DATA), "--with", str(other), "--device", "CPU", "--out", str(out), "--params", str(ROOT / "models" / "cost_model_cpu.json"),
+                     "--no-check", "--threads", "1", "--quiet"]) == 0
+  m = CostModel.load(out, device="CPU")
+  assert m.meta["dataset"]["with"] == [str(other)] and m.meta["dataset"]["rows"] == len(both) and m.meta["device"] == ds.device
+  assert train_main([str(CPU_DATA), "--with", str(tmp_path / "nope.sqlite"), "--out", str(tmp_path / "w.txt"), "--quiet"]) == 2
+  assert "nope.sqlite" in capsys.readouterr().err and not (tmp_path / "w.txt").exists()
