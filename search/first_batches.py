@@ -1,7 +1,7 @@
 """The beam's first batches for many kernels at once (tune-model, drop-in, a multi-kernel search): each kernel's model descent runs
 in a compile worker, and each batch compiles as soon as it is ready."""
 from __future__ import annotations
-import contextlib
+import concurrent.futures, contextlib
 from dataclasses import fields
 from tinygrad.codegen.opt import Opt
 from dataset.compile import worker_base
@@ -14,34 +14,56 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict, list]) -> list[tuple[Opt, ..
   blob, key, score, params, history = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history))]
 
-def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
-  """Every context's first batch (Beam.prepare), compiling at once. With several kernels and a scorer that can travel to the compile
-  pool, each kernel's model descent runs there, whole, one kernel per worker (seconds of CPU each; tune-model has dozens), the
-  descents from the root before those from history roots (one depth); one kernel's descent runs here, its expansions spread over
-  the pool. Each batch is prefetched as it is ready, so the pool stays full instead of waiting on one kernel's batch at a time.
-  Per context: its batch, or why it could not be prepared."""
-  if not hasattr(strat, "prepare"): return [[] for _ in ctxs]   # MCTS: nothing to compute ahead
-  remote = isinstance(strat, Beam) and len(ctxs) > 1 and all(
-    c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs)
-  futs: dict = {}
-  if remote:
-    # Whole descents, not depth by depth: a depth's pool jobs wait behind the compiles queued there (each depth's top pick, the
-    # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host; here,
-    # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
-    params = {f.name: getattr(strat, f.name) for f in fields(strat)}
-    # (told apart by the history's size: history_roots replays configs, 0.05 s a kernel in the H200 host's main process)
-    for i in sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width):
-      c, m = ctxs[i], ctxs[i].measurer
-      with contextlib.suppress(Exception):
-        futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
-    for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
-  out: list = []
-  for i, c in enumerate(ctxs):
-    try: batch = futs[i].result() if i in futs else None
+class Preparing:
+  """Every context's first batch (Beam.prepare), compiling at once, handed out as each is ready. With several kernels and a scorer
+  that can travel to the compile pool, each kernel's model descent runs there, whole, one kernel per worker (seconds of CPU each;
+  tune-model has dozens), the descents from the root before those from history roots (one depth); otherwise a kernel's descent
+  runs here, its expansions spread over the pool, when its turn comes. Each batch is prefetched as it is ready, so the pool stays
+  full. A kernel's descent costs from a fraction of a second (a norm) to seconds (a dilated conv scores ~900 children): on split 5,
+  searched 8 configurations at a time, the slowest descent held every kernel of its group for 17-36% of the group's wall, so a
+  caller that can (interleave) searches the kernels that are ready while the others descend.
+  poll(): the contexts newly ready, without waiting; wait(): at least one (blocking); each as (index, its batch or why it could
+  not be prepared)."""
+  def __init__(self, strat, ctxs:list[Context]):
+    self.strat, self.ctxs, self.futs, self.left = strat, ctxs, {}, list(range(len(ctxs)))
+    if not hasattr(strat, "prepare"): return   # MCTS: nothing to compute ahead
+    if isinstance(strat, Beam) and len(ctxs) > 1 and all(c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs):
+      # Whole descents, not depth by depth: a depth's pool jobs wait behind the compiles queued there (each depth's top pick, the
+      # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host; here,
+      # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
+      params = {f.name: getattr(strat, f.name) for f in fields(strat)}
+      # (told apart by the history's size: history_roots replays configs, 0.05 s a kernel in the H200 host's main process)
+      for i in sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width):
+        c, m = ctxs[i], ctxs[i].measurer
+        with contextlib.suppress(Exception):
+          self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
+      for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
+
+  def _take(self, i:int) -> tuple[int, list[tuple[Opt, ...]]|Exception]:
+    self.left.remove(i)
+    if not hasattr(self.strat, "prepare"): return i, []
+    c = self.ctxs[i]
+    try: batch = self.futs[i].result() if i in self.futs else None
     except Exception: batch = None   # computed here, then
     c.measurer.mark("descended")
-    try: out.append(strat.prepare(c, batch))
-    except Exception as e: out.append(e); continue
-    c.measurer.prefetch(out[-1])
+    try: out = self.strat.prepare(c, batch)
+    except Exception as e: return i, e
+    c.measurer.prefetch(out)
     c.measurer.mark("first_batch")   # the model's descent is done and its picks are compiling
-  return out
+    return i, out
+
+  def poll(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
+    """The descents done in the pool, and those that run here (computed now: nothing runs them meanwhile)."""
+    return [self._take(i) for i in list(self.left) if i not in self.futs or self.futs[i].done()]
+
+  def wait(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
+    if not self.left or (ready := self.poll()): return ready if self.left or ready else []
+    concurrent.futures.wait([self.futs[i] for i in self.left], return_when=concurrent.futures.FIRST_COMPLETED)
+    return self.poll()
+
+def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
+  """Every context's first batch (Preparing), in the contexts' order, once all are ready: for a caller that shares out rounds by
+  expected gain over every kernel (tune-model, drop-in). Per context: its batch, or why it could not be prepared."""
+  p, out = Preparing(strat, ctxs), {}
+  while p.left: out.update(p.wait())
+  return [out[i] for i in range(len(ctxs))]

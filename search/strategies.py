@@ -17,7 +17,7 @@ from dataset.sampler import hand_coded
 from dataset.kernel import opts_to_json
 from search.context import Context
 from search.beam import Beam
-from search.first_batches import prepare_all
+from search.first_batches import Preparing
 from search.mcts import MCTS
 from search.baselines import RandomSearch, TPE, TinygradBeam
 
@@ -28,20 +28,25 @@ AHEAD = 3   # kernels whose next round is made ready (children scored, batch com
 
 def interleave(strat, ctxs:list[Context]):
   """Several kernels searched at once on one device, as one workload's or one model's kernels are: their first batches compile
-  together (prepare_all), then each kernel gets a round in turn while the next AHEAD get their next round ready (Beam.ahead), so
-  a round starts by timing while the others' compile. A strategy without rounds (no step) runs on each kernel in turn."""
+  together (first_batches.Preparing), and each kernel joins as its batch is ready (a slow descent holds up no other kernel); then
+  each gets a round in turn while the next AHEAD get their next round ready (Beam.ahead), so a round starts by timing while the
+  others' compile. A strategy without rounds (no step) runs on each kernel in turn."""
   if not hasattr(strat, "step"):
     for c in ctxs: strat.run(c)
     return
-  for b in prepare_all(strat, ctxs):
-    if isinstance(b, Exception): raise b
-  active = list(range(len(ctxs)))
-  while active:
+  prep, active = Preparing(strat, ctxs), []
+  def admit(ready:list):
+    for i, b in sorted(ready):
+      if isinstance(b, Exception): raise b
+      active.append(i)
+  while active or prep.left:
+    admit(prep.wait() if not active else prep.poll())
     for i in list(active):
       at = active.index(i)
       for j in (active[at+1:] + active[:at])[:AHEAD]:
         if hasattr(strat, "ahead"): strat.ahead(ctxs[j])
       if not strat.step(ctxs[i]): active.remove(i)
+      admit(prep.poll())
 
 @dataclass
 class Outcome:

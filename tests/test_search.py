@@ -354,6 +354,32 @@ def test_a_workloads_kernels_are_searched_together_each_under_its_own_budget():
   first_done = max(i for i, key in enumerate(order) if key == kernels[0].key)
   assert any(key != kernels[0].key for key in order[:first_done]), "kernel 0's search ran to its end before the others started"
 
+def test_kernels_whose_first_batch_is_ready_are_searched_while_another_descends(monkeypatch):
+  # interleave admits each kernel as its descent (in a pool worker) is done: a slow descent holds up no other kernel's rounds
+  import concurrent.futures, threading
+  import search.strategies as strategies
+  from models.cost_model import CostModel
+  from search.cli import search_kernels
+  kernels = [_kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("gemm:m=64:k=32:n=64:fp32"), _kernel("gemm:m=16:k=16:n=16:fp32")]
+  steps, held = [], {}
+  class Held(strategies.Preparing):   # kernel 2's descent finishes in its worker, but is handed over only after 2 rounds of the others
+    def __init__(self, strat, ctxs):
+      super().__init__(strat, ctxs)
+      assert 2 in self.futs, "the descents did not go to the pool"
+      held["real"], held["ctx"], self.futs[2] = self.futs[2], ctxs[2], concurrent.futures.Future()
+      held["fut"] = self.futs[2]
+  real_step = strategies.Beam.step
+  def step(self, ctx):
+    steps.append(ctx is held["ctx"])
+    if steps.count(False) == 2: threading.Thread(target=lambda: held["fut"].set_result(held["real"].result())).start()
+    return real_step(self, ctx)
+  monkeypatch.setattr(strategies, "Preparing", Held)
+  monkeypatch.setattr(strategies.Beam, "step", step)
+  score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
+  found = search_kernels(kernels, "CPU", "beam", Budget(measurements=12), score, 0, 2, k=2, seed_picks=4)
+  assert steps[:2] == [False, False] and True in steps   # the others' rounds first, then the held kernel's
+  for o, m in found: assert o.verified and m.timed >= 2; m.close()
+
 def test_history_gives_a_kernel_the_fastest_configs_of_its_loop_nest(tmp_path):
   from dataset.history import History, HistoryError, nest
   from dataset.store import Store
