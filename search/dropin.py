@@ -109,7 +109,7 @@ class Tuner:
     from dataset.errors import one_line
     from dataset.kernel import Kernel, opts_from_json, scheduler
     from search.beam import Beam
-    from search.first_batches import prepare_all
+    from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
     from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, schedule, work_of
@@ -144,11 +144,14 @@ class Tuner:
       seconds = None if self.total_s is None else max(0.0, self.total_s - self.spent_s - (time.perf_counter() - st))
       if self.budget <= strat.seed_picks:   # a budget too small for the beam's first batch: one round of what it pays for (Beam.one_round)
         for i in live: ctxs[i].measurer.budget.measurements = ctxs[i].measurer.timed + self.budget
-      first = {}
-      for i, batch in zip(live, prepare_all(strat, [ctxs[i] for i in live]) if total else []):   # costliest first, as tune-model
-        if isinstance(batch, Exception): todo[i][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"; continue
-        first[i], ctxs[i].first_batch = len(set(batch) - {ctxs[i].measurer.hand}), list(batch)
-      live = [i for i in live if todo[i][0]["status"] is None]
+      # the first batches, costliest kernel first (as tune-model); the rounds start as soon as one is ready, while the other
+      # kernels' descents go on in the pool
+      prep, first = Preparing(strat, [ctxs[i] for i in live] if total else []), [MIN_PER_KERNEL]*len(live)
+      def admit(ready:list):
+        for j, batch in ready:
+          if isinstance(batch, Exception): todo[live[j]][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"; continue
+          first[j], ctxs[live[j]].first_batch = len(set(batch) - {ctxs[live[j]].measurer.hand}) or MIN_PER_KERNEL, list(batch)
+      admit(prep.wait())
       t_phase = self._phase("first_batches", t_phase)
       setup = (time.perf_counter() - st)/max(1, len(ctxs))
       for i in ctxs: todo[i][0]["search_s"] = setup
@@ -179,9 +182,11 @@ class Tuner:
       end = None if seconds is None else time.perf_counter() + seconds
       alloc = dict(zip(live, schedule([todo[i][0]["runs"] for i in live], [todo[i][0]["default_us"] for i in live], search, total,
                                       None if end is None else lambda i: end - time.perf_counter(),
-                                      [first.get(i) or MIN_PER_KERNEL for i in live], ahead, slots=workers, rest=rest,
+                                      first, ahead, slots=workers, rest=rest,
                                       work=[work_of(ctxs[i].base) for i in live], next_gain=self.next_gain,
-                                      stop=STOP_GAIN if self.stop_gain is None else self.stop_gain))) if live else {}
+                                      stop=STOP_GAIN if self.stop_gain is None else self.stop_gain,
+                                      pending=lambda j: (admit(prep.poll()), j in prep.left)[1], wait=lambda: admit(prep.wait())))) if live else {}
+      prep.close()
       bar.close()
       t_phase = self._phase("rounds", t_phase)
       best = {i: min(ctxs[i].measurer.best*1e6, todo[i][0]["default_us"]) for i in live}

@@ -34,7 +34,7 @@ from dataset.sampler import replay
 from dataset.history import History
 from search.cache import TunedCache
 from search.context import Context
-from search.first_batches import prepare_all
+from search.first_batches import Preparing
 from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 
@@ -110,20 +110,28 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
   # the first batches (the beam's model descents in the compile pool, then compiling there too), costliest kernel first: the
   # scheduler times the costliest kernels' first rounds first, and their batches must not compile behind the small kernels' (ResNet-50
-  # b1 fp16 in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch)
+  # b1 fp16 in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch). The rounds start as soon as one
+  # is ready, while the other kernels' descents go on in the pool (first_batches.Preparing)
   searchable = sorted((i for i in ctxs if rows[i]["status"] is None), key=lambda i: -weights[i]) if time.perf_counter() < end else []
-  for i, batch in zip(searchable, prepare_all(strat, [ctxs[i] for i in searchable])):
-    if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
-    first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
+  prep, firsts, at = Preparing(strat, [ctxs[i] for i in searchable]), [], {}   # firsts: todo's, in its order; at: kernel -> its place
+  def admit(ready:list):
+    for p, batch in ready:
+      i = searchable[p]
+      if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
+      first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
+      if i in at: firsts[at[i]] = first[i]
+  admit(prep.wait())
   marks.append(time.perf_counter())
   if history is not None and ctxs:
     log(f"  history: {sum(rows[i]['history'] > 0 for i in ctxs)} of {len(ctxs)} kernels have configs measured on their loop nest")
   if ctxs: log(f"  setup of {len(ctxs)} kernels: {marks[0] - st:.1f} s starting their measurers, {marks[1] - marks[0]:.1f} s timing their "
-               f"defaults, {marks[2] - marks[1]:.1f} s for the model descents and first batches of {len(searchable)}")
+               f"defaults, {marks[2] - marks[1]:.1f} s until the first of {len(searchable)} model descents was done")
   for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
   todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
   for i in set(ctxs) - set(todo): ctxs.pop(i).measurer.close()   # cached, or its default failed: nothing to search
   n = budget if budget is not None else (None if time_budget else PER_KERNEL_DEFAULT*len(todo))
+  firsts[:], at = [first.get(i, MIN_PER_KERNEL) for i in todo], {i: j for j, i in enumerate(todo)}
+  spot = {i: p for p, i in enumerate(searchable)}
 
   k_name = lambda i: f"{kernels[i].name} {rows[i]['kernel']}"
   base = {i: ctxs[i].measurer.timed for i in todo}   # the default's timing counts in m.timed, not in the search budget
@@ -153,8 +161,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
         with contextlib.suppress(Exception): strat.ahead(ctxs[i])
         rows[i]["search_s"] += time.perf_counter() - st   # its tuning time: tune_s still sums to the wall time
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, left if time_budget else None,
-                   [first.get(i, MIN_PER_KERNEL) for i in todo], ahead, slots=workers, next_gain=next_gain,
-                   work=[work_of(ctxs[i].base) for i in todo])
+                   firsts, ahead, slots=workers, next_gain=next_gain, work=[work_of(ctxs[i].base) for i in todo],
+                   pending=lambda j: (admit(prep.poll()), spot.get(todo[j]) in prep.left)[1], wait=lambda: admit(prep.wait()))
+  prep.close()
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
   sib = sibling_picks(ctxs, final := [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])
   spare = end - time.perf_counter() - checks(final)

@@ -36,7 +36,8 @@ def work_of(base) -> tuple[str, float]:
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
              left:Callable[[int], float]|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
              step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0,
-             work:list[tuple[str, float]]|None=None) -> list[int]:
+             work:list[tuple[str, float]]|None=None, pending:Callable[[int], bool]|None=None,
+             wait:Callable[[], None]|None=None) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
@@ -51,7 +52,10 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   ahead(order, size), if given, is told the AHEAD kernels it will search next, in order, and the size of their next rounds,
   before each round: their next rounds can compile while this one is timed. work, if given: per kernel, its class and its work
   (e.g. ("tc", FLOPs) or ("mem", bytes)); after its first round a kernel is also expected to gain ROOM_GAIN x its room (1 - its
-  throughput over the best of its class), halved per fruitless round. Returns the budget each kernel was given."""
+  throughput over the best of its class), halved per fruitless round. pending(i), if given: kernel i's first batch is not ready
+  yet (its model descent still runs in the pool); the round goes to the ready kernel expected to save the most, and wait() blocks
+  until another is ready where none worth a round is (`first`, a list, is the caller's to fill as batches come). Returns the
+  budget each kernel was given."""
   n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
   alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
@@ -65,11 +69,15 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   while total is None or sum(used) < total:
     if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -saves(i))): break
     i, model_time = cand[0], rest + sum(r*b for r, b in zip(runs, best) if b < math.inf)
-    if saves(i) < stop*model_time or (left is not None and left(i) <= last): break
+    if saves(i) < stop*model_time: break
+    if pending is not None and pending(i):
+      if not (ready := [j for j in cand if not pending(j) and saves(j) >= stop*model_time]): wait(); continue
+      i = ready[0]
+    if left is not None and left(i) <= last: break
     st = time.perf_counter()
     live = sum(saves(j) >= stop*model_time for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once
     size = max(step, slots//min(live, 1 + AHEAD))
-    if ahead is not None: ahead(cand[:AHEAD], size)
+    if ahead is not None: ahead([j for j in cand if pending is None or not pending(j)][:AHEAD], size)
     more = max(1, firsts[i]) if rounds[i] == 0 else size
     alloc[i] += more if total is None else min(more, total - sum(used))
     before, had, rounds[i] = best[i], used[i], rounds[i] + 1

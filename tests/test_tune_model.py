@@ -158,6 +158,16 @@ def test_schedule_gives_the_round_expected_to_save_most():
   sizes = []
   schedule([1, 1], [100.0, 100.0], better, total=40, first=3, step=3, slots=12, ahead=lambda o, n: sizes.append(n))
   assert set(sizes[2:]) == {6}                    # two kernels worth rounds: 6 each
+  # first batches still in the pool: the rounds go to the kernels that are ready, and the scheduler waits only when none is; a
+  # batch that comes later brings its own size
+  ready, firsts, calls, told, waits = {1}, [3, 3, 3], [], [], []
+  def wait():
+    waits.append(len(calls)); ready.add(min({0, 2} - ready)); firsts[0] = 5
+  alloc = schedule([1, 1, 1], [100.0, 50.0, 30.0], lambda i, b: calls.append((i, b)) or flat(i, b), total=None, first=firsts, step=3,
+                   pending=lambda i: i not in ready, wait=wait, ahead=lambda o, n: told.append(o))
+  assert calls[:2] == [(1, 3), (1, 6)] and waits[0] == 2   # the largest kernel (0) is pending: 1's rounds, until none is worth one
+  assert calls[2] == (0, 5) and (2, 3) in calls and alloc[0] >= 5   # then 0 with its batch's size, and 2 in its turn
+  assert all(i in ready for o in told for i in o)       # nothing pending is made ready ahead
   # a round that times one fewer than asked (a straggler, timed next round) does not stop a kernel that keeps improving; one that
   # times nothing does
   short = lambda i, b: (b - 1, 100.0*0.8**(min(b, 15)/3), False)   # better each round up to 15 candidates
