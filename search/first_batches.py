@@ -57,7 +57,8 @@ class Preparing:
     return [self._take(i) for i in list(self.left) if i not in self.futs or self.futs[i].done()]
 
   def wait(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
-    if not self.left or (ready := self.poll()): return ready if self.left or ready else []
+    if not self.left: return []
+    if ready := self.poll(): return ready
     concurrent.futures.wait([self.futs[i] for i in self.left], return_when=concurrent.futures.FIRST_COMPLETED)
     return self.poll()
 

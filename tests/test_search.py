@@ -379,6 +379,8 @@ def test_kernels_whose_first_batch_is_ready_are_searched_while_another_descends(
   found = search_kernels(kernels, "CPU", "beam", Budget(measurements=12), score, 0, 2, k=2, seed_picks=4)
   assert steps[:2] == [False, False] and True in steps   # the others' rounds first, then the held kernel's
   for o, m in found: assert o.verified and m.timed >= 2; m.close()
+  from search.first_batches import Preparing
+  assert Preparing(strategies.Beam(), []).wait() == []   # nothing to prepare (tune-model with every kernel cached)
 
 def test_history_gives_a_kernel_the_fastest_configs_of_its_loop_nest(tmp_path):
   from dataset.history import History, HistoryError, nest
