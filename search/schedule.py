@@ -80,7 +80,6 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
           for i, k in enumerate(kernels)]
   strat = STRATEGIES[strategy](**strategy_params(strategy, strategy_args))
   ctxs: dict[int, Context] = {}
-  first: dict[int, int] = {}
   check_s: dict[int, float] = {}   # what a kernel's final check is expected to take: measuring its default took as long
   st = time.perf_counter()
   end = st + time_budget if time_budget else math.inf
@@ -112,14 +111,14 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   # scheduler times the costliest kernels' first rounds first, and their batches must not compile behind the small kernels' (ResNet-50
   # b1 fp16 in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch). The rounds start as soon as one
   # is ready, while the other kernels' descents go on in the pool (first_batches.Preparing)
-  searchable = sorted((i for i in ctxs if rows[i]["status"] is None), key=lambda i: -weights[i]) if time.perf_counter() < end else []
-  prep, firsts, at = Preparing(strat, [ctxs[i] for i in searchable]), [], {}   # firsts: todo's, in its order; at: kernel -> its place
-  def admit(ready:list):
+  todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
+  searchable = sorted(todo, key=lambda i: -weights[i]) if time.perf_counter() < end else []
+  prep, firsts, spot = Preparing(strat, [ctxs[i] for i in searchable]), [MIN_PER_KERNEL]*len(todo), {i: p for p, i in enumerate(searchable)}
+  def admit(ready:list):   # first batches that are ready: their sizes are their kernels' first rounds
     for p, batch in ready:
       i = searchable[p]
       if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
-      first[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
-      if i in at: firsts[at[i]] = first[i]
+      firsts[todo.index(i)] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
   admit(prep.wait())
   marks.append(time.perf_counter())
   if history is not None and ctxs:
@@ -127,11 +126,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   if ctxs: log(f"  setup of {len(ctxs)} kernels: {marks[0] - st:.1f} s starting their measurers, {marks[1] - marks[0]:.1f} s timing their "
                f"defaults, {marks[2] - marks[1]:.1f} s until the first of {len(searchable)} model descents was done")
   for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
-  todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
   for i in set(ctxs) - set(todo): ctxs.pop(i).measurer.close()   # cached, or its default failed: nothing to search
   n = budget if budget is not None else (None if time_budget else PER_KERNEL_DEFAULT*len(todo))
-  firsts[:], at = [first.get(i, MIN_PER_KERNEL) for i in todo], {i: j for j, i in enumerate(todo)}
-  spot = {i: p for p, i in enumerate(searchable)}
 
   k_name = lambda i: f"{kernels[i].name} {rows[i]['kernel']}"
   base = {i: ctxs[i].measurer.timed for i in todo}   # the default's timing counts in m.timed, not in the search budget
