@@ -164,7 +164,7 @@ class Beam:
 
   def first_batch(self, ctx:Context) -> int:
     """Model picks in the first batch (see one_round)."""
-    return ctx.measurer.budget.measurements - 1 if self.one_round(ctx) else self.seed_picks
+    return ctx.measurer.budget.measurements - 1 if self.one_round(ctx) else ctx.seed_picks or self.seed_picks
 
   def _seed(self, ctx:Context, descent:tuple[list, list]|None=None) -> list:
     """The first batch; `descent`: descend(ctx)'s result, if the caller has it already."""

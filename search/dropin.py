@@ -41,6 +41,9 @@ class Tuner:
   timing: str = "cold"              # candidates timed after an L2 flush (cold), without (warm), or warm where they fit (search.measure)
   next_gain: float = NEXT_GAIN      # what a kernel's second round is expected to gain
   stop_gain: float|None = None      # the share of the program's time a round must be expected to save (None: task_scheduler.STOP_GAIN)
+  # a kernel's first batch in proportion to its share of the LINEAR's time, full from this share up (at least MIN_PER_KERNEL picks;
+  # None: every kernel the beam's full batch). GPT-2's 37 kernels of 1-16% each spend its search on 37 first batches of 9
+  first_share: float|None = None
   quiet: bool = False               # no progress and no summary
   spent_s: float = 0.0
   timed: int = 0
@@ -144,6 +147,12 @@ class Tuner:
       seconds = None if self.total_s is None else max(0.0, self.total_s - self.spent_s - (time.perf_counter() - st))
       if self.budget <= strat.seed_picks:   # a budget too small for the beam's first batch: one round of what it pays for (Beam.one_round)
         for i in live: ctxs[i].measurer.budget.measurements = ctxs[i].measurer.timed + self.budget
+      if self.first_share and live:
+        whole = rest + sum(todo[i][0]["runs"]*todo[i][0]["default_us"] for i in live)
+        for i in live:
+          share = todo[i][0]["runs"]*todo[i][0]["default_us"]/whole
+          ctxs[i].seed_picks = max(MIN_PER_KERNEL, min(strat.seed_picks, round(strat.seed_picks*share/self.first_share)))
+      for i in live: todo[i][0]["first_picks"] = strat.first_batch(ctxs[i])
       # the first batches, costliest kernel first (as tune-model); the rounds start as soon as one is ready, while the other
       # kernels' descents go on in the pool
       prep, first = Preparing(strat, [ctxs[i] for i in live] if total else []), [MIN_PER_KERNEL]*len(live)
@@ -151,6 +160,7 @@ class Tuner:
         for j, batch in ready:
           if isinstance(batch, Exception): todo[live[j]][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"; continue
           first[j], ctxs[live[j]].first_batch = len(set(batch) - {ctxs[live[j]].measurer.hand}) or MIN_PER_KERNEL, list(batch)
+          todo[live[j]][0]["first_batch"] = len(batch)
       admit(prep.wait())
       t_phase = self._phase("first_batches", t_phase)
       setup = (time.perf_counter() - st)/max(1, len(ctxs))
@@ -300,7 +310,7 @@ def from_env() -> Tuner:
   KERNTUNE_TOTAL_S and KERNTUNE_TOTAL (seconds and timed candidates for the program), KERNTUNE_RETUNE=1, KERNTUNE_MODEL,
   KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes), KERNTUNE_TIMING (cold, warm, auto),
   KERNTUNE_NEXT_GAIN (a second round's expected gain), KERNTUNE_STOP_GAIN (the share of the program's time a round must be
-  expected to save)."""
+  expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size)."""
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
                total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None,
@@ -308,7 +318,8 @@ def from_env() -> Tuner:
                retune=_flag(env("KERNTUNE_RETUNE")), model=env("KERNTUNE_MODEL"), quiet=_flag(env("KERNTUNE_QUIET")),
                workers=int(env("KERNTUNE_WORKERS")) if env("KERNTUNE_WORKERS") else None, timing=env("KERNTUNE_TIMING") or "cold",
                next_gain=float(env("KERNTUNE_NEXT_GAIN") or NEXT_GAIN),
-               stop_gain=float(env("KERNTUNE_STOP_GAIN")) if env("KERNTUNE_STOP_GAIN") else None)
+               stop_gain=float(env("KERNTUNE_STOP_GAIN")) if env("KERNTUNE_STOP_GAIN") else None,
+               first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None)
 
 def report_at_exit(tuner:Tuner, cache_path):
   """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""

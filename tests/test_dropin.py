@@ -96,6 +96,25 @@ def test_budget_by_share_and_retune(tmp_path):
   with tuned(path, tuner=t4): prog()
   assert [r["kernel"] for r in t4.rows] == ["r_512_512_512"]
 
+def test_first_batches_sized_by_share(tmp_path):
+  # first_share: a kernel's first batch in proportion to its share of the LINEAR's time (full from that share, at least
+  # MIN_PER_KERNEL picks); without it every kernel gets the beam's full batch
+  from search.beam import Beam
+  from search.task_scheduler import MIN_PER_KERNEL
+  rng = np.random.default_rng(2)
+  a, b, c = [Tensor(rng.standard_normal(s).astype(np.float32)).realize() for s in ((256, 256), (256, 256), (256, 256))]
+  prog = lambda: Tensor.realize(a @ b, c * 2 + 1)   # a GEMM, and an elementwise kernel a few % of its time
+  rows = {}
+  for share in (None, 0.5):
+    t = Tuner(budget=10, quiet=True, first_share=share)
+    with tuned(tmp_path / f"t{share}.json", tuner=t): prog()
+    rows[share] = {r["kernel"]: r for r in t.rows}
+  full = Beam().seed_picks
+  assert {r["first_picks"] for r in rows[None].values()} == {full}
+  gemm, ew = rows[0.5]["r_256_256_256"], rows[0.5]["E_65536"]   # ~97% and ~3% of the LINEAR's time
+  assert gemm["first_picks"] == full and ew["first_picks"] == MIN_PER_KERNEL, (gemm, ew)   # (the pooled budget may all go to the GEMM)
+  assert ew["first_batch"] <= MIN_PER_KERNEL + 1 < rows[None]["E_65536"]["first_batch"]   # the batch itself (the hand-coded one too)
+
 def test_a_symbolic_kernel_is_tuned_at_a_bound(tmp_path):
   rng = np.random.default_rng(0)
   q0, k0 = rng.standard_normal((4, 64)).astype(np.float32), rng.standard_normal((32, 64)).astype(np.float32)
@@ -176,8 +195,10 @@ def test_tuner_settings_from_the_environment(monkeypatch):
   monkeypatch.setenv("KERNTUNE_TIMING", "warm")
   monkeypatch.setenv("KERNTUNE_NEXT_GAIN", "0.05")
   monkeypatch.setenv("KERNTUNE_STOP_GAIN", "0.001")
+  monkeypatch.setenv("KERNTUNE_FIRST_SHARE", "0.05")
   t = from_env()
   assert t.timing == "warm" and t.next_gain == 0.05 and t.stop_gain == 0.001 and Tuner().timing == "cold" and Tuner().next_gain == 0.03
+  assert t.first_share == 0.05 and Tuner().first_share is None
   with pytest.raises(ValueError, match="timing 'tepid' is not one of cold, warm, auto"): Tuner(timing="tepid")
   # through the hook, as `KERNTUNE=1 python prog.py` starts: a bad setting is one line, and the program runs untuned
   env = {k: v for k, v in os.environ.items() if not k.startswith("KERNTUNE")} | {"KERNTUNE": "1", "KERNTUNE_TIMING": "tepid"}
