@@ -376,7 +376,7 @@ def test_kernels_whose_first_batch_is_ready_are_searched_while_another_descends(
   monkeypatch.setattr(strategies, "Preparing", Held)
   monkeypatch.setattr(strategies.Beam, "step", step)
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
-  found = search_kernels(kernels, "CPU", "beam", Budget(measurements=12), score, 0, 2, k=2, seed_picks=4)
+  found = search_kernels(kernels, "CPU", "beam", Budget(measurements=6), score, 0, 2, k=2, seed_picks=4)
   assert steps[:2] == [False, False] and True in steps   # the others' rounds first, then the held kernel's
   for o, m in found: assert o.verified and m.timed >= 2; m.close()
   from search.first_batches import Preparing
