@@ -16,10 +16,11 @@ Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; 
 Scored = tuple[float, tuple[Opt, ...], bytes, tuple[float, ...]]   # (score, opts, AST key of the kernel they schedule, adapt.shape_terms)
 
 # the Schedulers of the children scored last, by (kernel, opts): a descent's next parents are among them, and replaying a parent
-# from the root cost 13% of a dilated conv's descent (1.3 of 9.6 s, 33 parents 3-8 opts deep). ~27 KB each (that conv's 682
-# children held 18 MB), in every compile worker: a depth's children (4 parents' at most) fit many times over
+# from the root cost 13% of a dilated conv's descent (1.3 of 9.6 s, 33 parents 3-8 opts deep). A depth's children (4 parents',
+# 160-240 on a conv) fit; more costs: ~27 KB of UOps each, and at 1,024 kept the drop-in, tune-model and network tests took 76 s
+# against 62 s without the cache (the cyclic GC walks them), 66 s at 256
 _KIDS: dict[tuple[bytes, tuple[Opt, ...]], Scheduler] = {}
-KIDS_KEPT = 1024
+KIDS_KEPT = 256
 
 def _scored(base:Scheduler, score:Scorer, actions:list[Opt], parent:tuple[Opt, ...], near:bool=False) -> list[Scored]:
   """Every child of `parent` (a config of `base`), scored; near: every neighbour of it instead (dataset.sampler.neighbors)."""
