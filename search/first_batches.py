@@ -66,10 +66,3 @@ class Preparing:
     """Descents nobody will take (the scheduler stopped first) are taken back, where they have not started."""
     for i in self.left:
       if i in self.futs: self.futs[i].cancel()
-
-def prepare_all(strat, ctxs:list[Context]) -> list[list[tuple[Opt, ...]]|Exception]:
-  """Every context's first batch (Preparing), in the contexts' order, once all are ready: for a caller that shares out rounds by
-  expected gain over every kernel (tune-model, drop-in). Per context: its batch, or why it could not be prepared."""
-  p, out = Preparing(strat, ctxs), {}
-  while p.left: out.update(p.wait())
-  return [out[i] for i in range(len(ctxs))]

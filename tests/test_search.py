@@ -279,7 +279,7 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
   # budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup); with history roots too
   from models.cost_model import CostModel
   from search.beam import Beam
-  from search.first_batches import prepare_all
+  from search.first_batches import Preparing
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
   ks = [_kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32"), _kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("gemm:m=64:k=64:n=64:fp32")]
   known = [tuple(c.applied_opts) for _, c in children(scheduler(ks[2].ast, CPU))[3:7]]   # four valid configs, as if measured on its nest
@@ -292,7 +292,9 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
     calls = []
     ms = [Measurer(k, "CPU", Budget(measurements=n), workers=2) for k in ks]
     ctxs = [Context(scheduler(k.ast, CPU), m, score, history=h) for k, m, h in zip(ks, ms, hists)]
-    got = prepare_all(Spy(), ctxs)
+    prep, done = Preparing(Spy(), ctxs), {}
+    while prep.left: done.update(prep.wait())
+    got = [done[i] for i in range(len(ctxs))]
     local = [Beam().prepare(Context(scheduler(k.ast, CPU), m, score, history=h)) for k, m, h in zip(ks, ms, hists)]
     assert got == local and [len(b) for b in got] == [3 if n else 9]*3 and all(m.compiled >= len(b) for m, b in zip(ms, got))
     assert calls == [] and all(c.share == 3 for c in ctxs)   # every descent ran in a worker
