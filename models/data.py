@@ -64,9 +64,13 @@ def concat(base:Dataset, others:list[Dataset]) -> Dataset:
   nan = lambda d, f: getattr(d, f) if getattr(d, f) is not None else np.full(len(d), np.nan)
   lab = base.regs is not None
   return Dataset(cat("X"), cat("time_s"), keys, cat("family"), cat("name"), cat("source"), cat("opts"), cat("compile_s"), base.device,
-                 base.arch, base.backend, base.props, base.tinygrad, hashlib.sha256("".join(d.hash for d in parts).encode()).hexdigest(),
+                 base.arch, base.backend, base.props, base.tinygrad, joint_hash([d.hash for d in parts]),
                  np.concatenate([nan(d, "regs") for d in parts]) if lab else None, np.concatenate([nan(d, "frame") for d in parts]) if lab else None,
                  base.shards + [s for d in others for s in d.shards])
+
+def joint_hash(hashes:list[str]) -> str:
+  """The content hash of datasets read together (concat's, in its order)."""
+  return hashlib.sha256("".join(hashes).encode()).hexdigest()
 
 def backend_of(arch:str) -> str: return "CUDA" if arch.startswith("sm_") else "CPU"
 
@@ -91,11 +95,10 @@ def _featurize_kernel(task:tuple[bytes, list[str]]) -> np.ndarray:
     if k is not None: out[i] = featurize(k, _W["props"])   # None: opts that no longer apply; the row is dropped
   return out
 
-def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:int|None=None, progress:bool=False,
-         shards:bool=True) -> Dataset:
-  """Every ok measurement of `path` (with the shards beside it unless not `shards`; of `device`, a measured device name, if the
-  store holds several) as a Dataset. Kernels with fewer than two ok measurements have nothing to rank and are left out. Raises
-  StoreError for a store or shard it cannot read, ValueError for one it cannot learn from."""
+def measurements(path:str|os.PathLike, device:str|None=None, shards:bool=True) -> tuple[pd.DataFrame, dict, dict, str, list[str]]:
+  """The finished measurements of `path` (with its shards unless not `shards`) on `device` (the store's only device when None),
+  the device's record, the kernels by key, the device's name and the shards read. Raises StoreError for a store or shard it cannot read, ValueError for a device or
+  tinygrad version it cannot use."""
   src = resolve(path, shards)
   s = Store(src.path, readonly=True)
   try: df, devs, kernels = s.frame(), s.devices(), {r["key"]: r for r in s.kernels()}
@@ -106,9 +109,17 @@ def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:in
     device = names[0]
   if device not in names: raise ValueError(f"{path} has no measurements on {device!r} (it has {names})")
   df = df[df.device == device]
-  arch, props = devs[device]["arch"], {k: v for k, v in devs[device].items() if k != "arch"}
   tg = sorted(df.tinygrad.dropna().unique())
   if tg and tg != [TINYGRAD_VERSION]: raise ValueError(f"{path} was measured with tinygrad {tg}, this is tinygrad {TINYGRAD_VERSION}")
+  return df, devs[device], kernels, device, list(src.shards)
+
+def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:int|None=None, progress:bool=False,
+         shards:bool=True) -> Dataset:
+  """Every ok measurement of `path` (with the shards beside it unless not `shards`; of `device`, a measured device name, if the
+  store holds several) as a Dataset. Kernels with fewer than two ok measurements have nothing to rank and are left out. Raises
+  StoreError for a store or shard it cannot read, ValueError for one it cannot learn from."""
+  df, dev, kernels, device, read = measurements(path, device, shards)
+  arch, props = dev["arch"], {k: v for k, v in dev.items() if k != "arch"}
   digest = content_hash(df)
   ok = df[(df.status == "ok") & df.time_s.notna() & (df.time_s > 0)]
   ok = ok[ok.groupby("kernel").kernel.transform("size") >= 2].sort_values(["kernel", "id"]).reset_index(drop=True)
@@ -135,4 +146,4 @@ def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:in
   regs, frame = load_labels(lp, kern, opts) if (lp := labels_path(path)).is_file() else (None, None)
   return Dataset(X, ok.time_s.to_numpy(np.float64), kern, ok.family.to_numpy(str), ok.name.to_numpy(str), ok.source.to_numpy(str), opts,
                  ok.compile_s.to_numpy(np.float64, na_value=np.nan), device, arch, backend, props, TINYGRAD_VERSION, digest, regs, frame,
-                 list(src.shards))
+                 read)

@@ -545,20 +545,20 @@ def test_resumed_kernel_at_target_without_hand_coded_gets_it():
   p.load([((), "ok", 1e-3, "fixed"), ((ACTIONS[0],), "ok", 2e-3, "hand")])
   assert p.finished()
 
-@pytest.mark.slow   # merges the committed H200 shards into a working copy: ~40 s on a fresh cache, as every CI run has
+@pytest.mark.slow   # merges the committed H200 and H100 shards into working copies: ~1 min on a fresh cache, as every CI run has
 def test_committed_hopper_dataset():
-  # the base is what the shipped model was trained on (its measurements' hash); its shards are of its device and add to it
+  # the base with its shards and the stores the shipped model was trained --with are what it names (their measurements' hash)
   from dataset.stats import stats
-  from models.data import content_hash
+  from models.data import content_hash, joint_hash, measurements
   st = stats(str(base := ROOT / "dataset/data/cuda.sqlite"), shards=False)
   assert st["devices"] == ["NVIDIA H200"] and st["archs"] == ["sm_90"] and st["tinygrad_version"] == ["0.14.0"]
   assert st["kernels_with_ok"] >= 300 and st["measurements_ok"] >= 25_000
   op_families = set(st["families"]) - {"resnet50", "cvt_block", "gpt2_block"}
   assert len(op_families) >= 8 and {"resnet50", "cvt_block", "gpt2_block"} <= set(st["families"])
-  s = Store(base, readonly=True)
-  try: df = s.frame()
-  finally: s.close()
-  assert content_hash(df) == json.loads((ROOT / "models/cost_model_sm_90.json").read_text())["dataset"]["hash"]
+  trained = json.loads((ROOT / "models/cost_model_sm_90.json").read_text())["dataset"]
+  parts = [measurements(ROOT / p) for p in [trained["path"], *trained["with"]]]
+  assert [s for *_, read in parts for s in read] == trained["shards"]
+  assert joint_hash([content_hash(df) for df, *_ in parts]) == trained["hash"]
   full = stats(str(base))
   assert full["shards"] and full["devices"] == st["devices"]
   assert full["measurements_ok"] == st["measurements_ok"] + sum(s["added_ok"] for s in full["shards"].values()) > st["measurements_ok"]
