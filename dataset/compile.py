@@ -1,7 +1,7 @@
 """Compile workers: each task proposes one opt sequence for a kernel (dataset.sampler) and lowers and compiles it, off the
 process that owns the device. A worker never opens a device: it only renders and compiles (clang, NVRTC)."""
 from __future__ import annotations
-import copy, hashlib, importlib, os, random, signal, threading, time, traceback
+import copy, hashlib, importlib, os, random, signal, sys, threading, time, traceback, types
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -170,9 +170,23 @@ def worker_base(blob:bytes, key:str) -> Scheduler:
   _W["blobs"].setdefault(key, blob)
   return _base(key)
 
+class _Worker(multiprocessing.context.SpawnProcess):
+  """A spawned process that starts without the program's __main__. Spawn runs the parent's main script again in every child (as
+  __mp_main__), so a tinygrad program without an `if __name__ == "__main__"` guard, tuned by drop-in (KERNTUNE=1), ran its whole body
+  once more in each compile worker, on the device, before the worker's initializer could forbid it. A worker needs nothing of
+  __main__: what it runs is named by module (run_kernel_task, seed_batch, a scorer that pickles as its model's path)."""
+  @staticmethod
+  def _Popen(process_obj):
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")   # no __file__, no __spec__: spawn's preparation data names no main
+    try: return multiprocessing.context.SpawnProcess._Popen(process_obj)
+    finally: sys.modules["__main__"] = main
+
+class _WorkerContext(multiprocessing.context.SpawnContext): Process = _Worker
+
 def make_pool(workers:int, ren:Renderer, kernels:list[dict], timeout_s:int=10, preload:tuple[str, ...]=()) -> ProcessPoolExecutor:
   """A spawned pool (forking a process that holds a device context is unsafe) that knows every kernel's AST up front; its workers
   import the `preload` modules in the background, and exit when this process dies, even by SIGKILL."""
   blobs = {k["key"]: k["ast"] for k in kernels}
-  return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
+  return ProcessPoolExecutor(workers, mp_context=_WorkerContext(), initializer=_init,
                              initargs=(ren, blobs, timeout_s, preload, os.getpid()))

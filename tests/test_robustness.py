@@ -39,10 +39,14 @@ def test_a_poisoned_shard_is_refused_by_merge(tmp_path, capsys):
   assert not marker.exists() and not dst.exists()   # nothing of any shard was merged
   assert shard.main(["merge", str(dst), str(tmp_path / "good.sqlite")]) == 0
 
-_POOL = """
-import os, sys, time
+_HOLD = """
+import os, time
 from pathlib import Path
 def hold(d): Path(d, str(os.getpid())).touch(); time.sleep(120)
+"""
+_POOL = """
+import sys, time
+from holdmod import hold   # by module: compile workers start without the program's __main__ (dataset.compile._Worker)
 if __name__ == "__main__":
   from dataset.compile import make_pool
   from dataset.device import renderer_for
@@ -65,7 +69,8 @@ def _alive(pid:int) -> bool:
 
 def test_compile_workers_die_with_their_parent(tmp_path):
   (script := tmp_path / "pool.py").write_text(_POOL)
-  p = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+  (tmp_path / "holdmod.py").write_text(_HOLD)
+  p = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=ROOT, env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"})
   try:
     deadline = time.time() + 60
     while len(list(tmp_path.glob("[0-9]*"))) < 2:   # both workers initialized and busy
