@@ -97,8 +97,8 @@ def _featurize_kernel(task:tuple[bytes, list[str]]) -> np.ndarray:
 
 def measurements(path:str|os.PathLike, device:str|None=None, shards:bool=True) -> tuple[pd.DataFrame, dict, dict, str, list[str]]:
   """The finished measurements of `path` (with its shards unless not `shards`) on `device` (the store's only device when None),
-  the device's record, the kernels by key, the device's name and the shards read. Raises StoreError for a store or shard it cannot read, ValueError for a device or
-  tinygrad version it cannot use."""
+  the device's record, the kernels by key, the device's name and the shards read. Raises StoreError for a store or shard it cannot
+  read, ValueError for a device or tinygrad version it cannot use."""
   src = resolve(path, shards)
   s = Store(src.path, readonly=True)
   try: df, devs, kernels = s.frame(), s.devices(), {r["key"]: r for r in s.kernels()}
