@@ -26,13 +26,14 @@ STRATEGIES: dict[str, Callable[..., object]] = {"beam": Beam, "mcts": MCTS, "ran
 
 AHEAD = 3   # kernels whose next round is made ready (children scored, batch compiling) while another kernel's round is timed
 
-def interleave(strat, ctxs:list[Context]):
+def interleave(strat, ctxs:list[Context], stopped:Callable[[int], None]=lambda i: None):
   """Several kernels searched at once on one device, as one workload's or one model's kernels are: their first batches compile
   together (first_batches.Preparing), and each kernel joins as its batch is ready (a slow descent holds up no other kernel); then
   each gets a round in turn while the next AHEAD get their next round ready (Beam.ahead), so a round starts by timing while the
-  others' compile. A strategy without rounds (no step) runs on each kernel in turn."""
+  others' compile. A strategy without rounds (no step) runs on each kernel in turn. `stopped(i)` runs as kernel i's search ends,
+  while the others' compiles go on in the pool."""
   if not hasattr(strat, "step"):
-    for c in ctxs: strat.run(c)
+    for i, c in enumerate(ctxs): strat.run(c); stopped(i)
     return
   prep, active = Preparing(strat, ctxs), []
   def admit(ready:list):
@@ -45,7 +46,7 @@ def interleave(strat, ctxs:list[Context]):
       at = active.index(i)
       for j in (active[at+1:] + active[:at])[:AHEAD]:
         if hasattr(strat, "ahead"): strat.ahead(ctxs[j])
-      if not strat.step(ctxs[i]): active.remove(i)
+      if not strat.step(ctxs[i]): active.remove(i); stopped(i)
       admit(prep.poll())
 
 @dataclass

@@ -378,9 +378,17 @@ def test_kernels_whose_first_batch_is_ready_are_searched_while_another_descends(
   monkeypatch.setattr(strategies, "Preparing", Held)
   monkeypatch.setattr(strategies.Beam, "step", step)
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
-  found = search_kernels(kernels, "CPU", "beam", Budget(measurements=6), score, 0, 2, k=2, seed_picks=4)
+  import search.api as api
+  events, real_finish = [], api.finish
+  monkeypatch.setattr(api, "finish", lambda c, *a: (events.append(("verify", c.measurer.kernel.key)), real_finish(c, *a))[1])
+  found = search_kernels(kernels, "CPU", "beam", Budget(measurements=6), score, 0, 2, lambda m: events.append(("timed", m.kernel.key)),
+                         k=2, seed_picks=4)
   assert steps[:2] == [False, False] and True in steps   # the others' rounds first, then the held kernel's
-  for o, m in found: assert o.verified and m.timed >= 2; m.close()
+  for o, m in found: assert o.verified and m.timed >= 2 and o.search_s == found[0][0].search_s; m.close()
+  # each kernel's answer is verified as its search ends: the first two while the held kernel still searches
+  held = events[:events.index(("verify", kernels[2].key))]
+  last = max(i for i, e in enumerate(held) if e == ("timed", kernels[2].key))
+  assert all(events.index(("verify", k.key)) < last for k in kernels[:2]), events
   from search.first_batches import Preparing
   assert Preparing(strategies.Beam(), []).wait() == []   # nothing to prepare (tune-model with every kernel cached)
 
