@@ -1,7 +1,7 @@
 """Measurement for search: compile candidates (in parallel when there are workers), time them on the device with the dataset's
 protocol, and verify a winner against the unoptimized kernel. It counts what it compiles and times, and enforces the budget."""
 from __future__ import annotations
-import contextlib, math, statistics, threading, time
+import contextlib, math, os, statistics, threading, time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -43,6 +43,9 @@ def _close_pools():
   for p in _POOLS.values(): kill_pool(p)   # a hung worker would otherwise hold up the exit: it waits for every pool's running calls
 # before concurrent.futures' own exit hook, which joins the pools (threading's exit hooks run last registered first)
 threading._register_atexit(_close_pools)
+# a forked child (a tuned program's own worker processes) must not submit to its parent's pool: those workers would take its tasks
+# and answer the parent, whose manager thread the child lacks. It starts its own.
+os.register_at_fork(after_in_child=_POOLS.clear)
 
 @dataclass
 class Budget:

@@ -1,6 +1,6 @@
-"""Robustness: data files that only load as kernel ASTs, compile workers that die with their parent, output paths checked before
+"""Robustness: data files that only load as kernel ASTs, compile workers that die with their parent (and a forked child that starts its own), output paths checked before
 the work, declared dependencies, cost-model load errors that name the given file, a tuned-kernel cache safe for concurrent writers."""
-import ast, importlib.metadata, json, os, pickle, re, signal, sqlite3, subprocess, sys, textwrap, time, tomllib, zlib
+import ast, importlib.metadata, json, os, pickle, re, signal, sqlite3, subprocess, sys, textwrap, time, tomllib, warnings, zlib
 from pathlib import Path
 import pytest
 from tinygrad import Tensor
@@ -178,3 +178,19 @@ def test_tuned_cache_reads_the_old_format_and_writes_one(tmp_path):
   assert on_disk[_key("new", "CPU")] == {"opts": [], "time_us": pytest.approx(5.0), "v": VERSION} and on_disk[_key("old", "CPU")]["time_us"] == 1000.0
   from search.cache import CacheError
   with pytest.raises(CacheError, match="cannot write tuned-kernel cache /proc/nope/tuned.json"): TunedCache("/proc/nope/tuned.json").put("k", "CPU", [])
+
+def test_a_forked_child_gets_its_own_compile_pool():
+  # a tuned program that forks (its own worker processes) must not submit to the parent's pool: those workers would answer the parent
+  from search.measure import shared_pool
+  p = shared_pool("CPU", 2)
+  assert p.submit(int, "3").result(timeout=60) == 3
+  r, w = os.pipe()
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)   # Python 3.12+: fork() of a process with threads (the pool's manager)
+    pid = os.fork()
+  if pid == 0:
+    try: ok = (q := shared_pool("CPU", 2)) is not p and q.submit(int, "4").result(timeout=60) == 4
+    except BaseException: ok = False
+    os.write(w, b"1" if ok else b"0"); os._exit(0)
+  os.waitpid(pid, 0)
+  assert os.read(r, 1) == b"1" and p.submit(int, "5").result(timeout=60) == 5
