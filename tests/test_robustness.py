@@ -1,5 +1,6 @@
-"""Robustness: data files that only load as kernel ASTs, compile workers that die with their parent (and a forked child that starts its own), output paths checked before
-the work, declared dependencies, cost-model load errors that name the given file, a tuned-kernel cache safe for concurrent writers."""
+"""Robustness: data files that only load as kernel ASTs, compile workers that die with their parent (a forked child starts its
+own), output paths checked before the work, declared dependencies, cost-model load errors that name the given file, a tuned-kernel
+cache safe for concurrent writers."""
 import ast, importlib.metadata, json, os, pickle, re, signal, sqlite3, subprocess, sys, textwrap, time, tomllib, warnings, zlib
 from pathlib import Path
 import pytest
