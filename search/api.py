@@ -33,7 +33,7 @@ def search_kernels(kernels:list[Kernel], device:str, strategy:str, budget:Budget
   st, outs = time.perf_counter(), {}
   interleave(STRATEGIES[strategy](**strategy_args), ctxs, lambda i: outs.__setitem__(i, finish(ctxs[i], strategy, 0.0)))
   wall = time.perf_counter() - st
-  return [(dataclasses.replace(outs[i], search_s=wall) if i in outs else finish(c, strategy, wall), c.measurer) for i, c in enumerate(ctxs)]
+  return [(dataclasses.replace(outs[i], search_s=wall), c.measurer) for i, c in enumerate(ctxs)]   # interleave stops every kernel
 
 def tune_kernel(kernel:Kernel, device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,
                 **strategy_args) -> tuple[Outcome, Measurer]:

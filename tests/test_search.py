@@ -88,11 +88,13 @@ def test_a_later_round_takes_the_round_size_it_is_given():
   # (the model-free stand-in: a beam of every valid child, so that the expanded parents have more than 7 left)
   ctx, b = Context(scheduler(k.ast, CPU), m, lambda ks: np.zeros(len(ks)), random.Random(0)), Beam(k=2)
   b.step(ctx)                    # the first batch: hand-coded + seed_picks
-  first, ctx.round_size = m.timed, 7
+  first, seen, ctx.round_size = m.timed, len(m.times), 7
   m.budget.measurements = first + 7   # as tune-model's scheduler gives it: the round's budget (neighbours after the children wait for more)
   b.step(ctx)
   batch = ctx.state["batch"]   # kept while its neighbours wait for budget; None if the round was its 7 children alone
-  assert m.timed - first == 7 and (batch is None or not any(o in m.times for o, _ in batch[7:]))   # 7, not Beam.k
+  # 7 configs measured, not Beam.k (a config that compiles to a binary already timed takes that time and is not counted as timed:
+  # which children share one depends on which parents timed fastest)
+  assert len(m.times) - seen == 7 and m.timed - first <= 7 and (batch is None or not any(o in m.times for o, _ in batch[7:]))
   m.close()
 
 def test_a_budget_too_small_for_two_rounds_is_spent_in_one():
