@@ -252,7 +252,8 @@ def child(a) -> int:
     import search.cache as C
     t = C.active_tuner()
     rep = t.report(C.DEFAULT)
-    res.update(search_s=t.spent_s, tuned=rep["tuned"], left_default=rep["left_default"], timed=rep["timed"], gain=rep["gain"], phases=rep["phases"])
+    res.update(search_s=t.spent_s, tuned=rep["tuned"], left_default=rep["left_default"], timed=rep["timed"], gain=rep["gain"], phases=rep["phases"],
+               waits=rep["waits"])
     res["env"] = {k: v for k, v in os.environ.items() if k.startswith("KERNTUNE_") and k not in ("KERNTUNE_CACHE", "KERNTUNE_REPORT")}
   Path(a.result).write_text(json.dumps(res, indent=1))
   print(f"[{a.child} {a.mode}] step {res['step_ms']:.3f} ms, search {res.get('search_s', 0):.1f} s", flush=True)

@@ -204,6 +204,10 @@ class Tuner:
       for i, c in ctxs.items():
         try: self._finish(todo[i], c, alloc.get(i, 0), base.get(i, 0), now_us, device, table, cache)
         except Exception as e: todo[i][0]["status"] = f"failed: {one_line(e, 300)}"
+        # where this process waited for the kernel: on its compiles (the default's and the final checks' too) and on timing it;
+        # the rest of a search's seconds is scoring and scheduling here
+        m = c.measurer
+        todo[i][0].update(compile_wait_s=round(m.compile_s, 3), timing_s=round(m.time_s, 3), compiled=m.compiled)
       self._phase("finish", t_phase)
       tuned = [todo[i][0] for i in ctxs if todo[i][0]["status"] == "tuned"]
       say(f"{len(todo)} kernel(s) in {time.perf_counter() - st:.1f} s: {len(tuned)} tuned ({_geomean(tuned):.2f}x, geomean)" +
@@ -263,7 +267,12 @@ class Tuner:
     """The whole run: counts, seconds, and every kernel's row (KERNTUNE_REPORT writes it as JSON)."""
     tuned = [r for r in self.rows if r["status"] == "tuned"]
     return {"tuned": len(tuned), "replayed": len(self.replayed), "left_default": dict(Counter(_kind(r["status"]) for r in self.rows if r["status"] != "tuned")),
-            "search_s": round(self.spent_s, 3), "phases": {k: round(v, 3) for k, v in self.phases.items()}, "timed": self.timed, "gain": _geomean(tuned), "cache": str(cache_path), "kernels": self.rows}
+            "search_s": round(self.spent_s, 3), "phases": {k: round(v, 3) for k, v in self.phases.items()}, "waits": self.waits(),
+            "timed": self.timed, "gain": _geomean(tuned), "cache": str(cache_path), "kernels": self.rows}
+
+  def waits(self) -> dict[str, float]:
+    """Seconds this process waited on compiles and on timing, over every kernel searched (the rest of the search is its own CPU)."""
+    return {k: round(sum(r.get(k, 0.0) for r in self.rows), 3) for k in ("compile_wait_s", "timing_s")}
 
   def summary(self, cache_path) -> str:
     rep, tuned = self.report(cache_path), [r for r in self.rows if r["status"] == "tuned"]
@@ -271,7 +280,8 @@ class Tuner:
     lines = [f"kerntune: {len(tuned)} kernel(s) tuned in {self.spent_s:.1f} s ({rep['gain']:.2f}x over tinygrad's default, geomean), "
              f"{len(self.replayed)} replayed from the cache, {sum(left.values())} left default" +
              (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") + f"; cache {cache_path}",
-             "  seconds: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in self.phases.items())]
+             "  seconds: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in self.phases.items()) +
+             "; waiting on compiles {compile_wait_s:.1f}, timing {timing_s:.1f}".format(**self.waits())]
     saved = lambda r: r["runs"]*(r["default_us"] - r["us"])
     for r in sorted(tuned, key=saved, reverse=True)[:SHOWN]:
       at = "".join(f" at {k}={v}" for k, v in r.get("at", {}).items())

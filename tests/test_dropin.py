@@ -78,6 +78,10 @@ def test_budget_by_share_and_retune(tmp_path):
   assert isinstance(gemm["first_untimed"], list) and all(isinstance(o, list) and len(o) == 3 for p in gemm["first_untimed"] for o in p)
   # the phases split the tuning seconds: each one ran, and together they are no more than the whole
   assert all(v > 0 for v in t1.phases.values()) and sum(t1.phases.values()) <= t1.spent_s and t1.report(path)["phases"].keys() == t1.phases.keys()
+  # and where this process waited: the GEMM on its compiles and timings, each compile of it counted; the totals are the rows'
+  assert gemm["compile_wait_s"] > 0 and gemm["timing_s"] > 0 and gemm["compiled"] >= gemm["timed"] + 1
+  assert t1.report(path)["waits"] == {k: round(gemm[k] + add[k], 3) for k in ("compile_wait_s", "timing_s")}
+  assert sum(t1.waits().values()) <= t1.spent_s
   entries = {e["name"]: e for e in TunedCache(path).entries.values()}
   assert entries["E_4"]["strategy"] == "default" and entries["E_4"]["stopped"] == "small"   # cached: a rerun decides nothing
   old = entries["r_512_512_512"]
