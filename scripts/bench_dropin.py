@@ -20,6 +20,8 @@ kernels are replayed and timed in that call too, so the two steady states always
 OUT/dropin.json and OUT/dropin.md hold every program's result so far. BEAM=2's picks are kept (PROG.beam2.picks.json, a kerntune
 cache): `--modes ...,beam2_replay` times them beside a later call's runs (a KERNTUNE variant, `--kt-env`) without searching again, and
 `--modes kernels` times every kernel alone with KERNTUNE's config and BEAM=2's pick, to show where a step's gap comes from.
+`--modes ...,turns` replays KERNTUNE's kernels and BEAM=2's picks in --turns pairs of processes, back to back, alternating which goes
+first: a host-bound program's step (GPT-2's) moves with the host between processes more than with its kernels.
 
   python scripts/bench_dropin.py --device CUDA --out $OUT --deadline 540              # then again with the same OUT to resume
   python scripts/bench_dropin.py --device CPU --small --out /tmp/dropin               # end to end on a CPU, in minutes"""
@@ -44,7 +46,8 @@ MODES = ("default", "kerntune", "beam2")   # per program in this order: the chea
 # "beam2_replay" (asked for in --modes): BEAM=2's picks replayed likewise, to time them beside a later call's KERNTUNE runs
 REPLAYS = ("replay", "beam2_replay")
 # "kernels" (asked for in --modes, after both searches): each kernel timed with KERNTUNE's config and BEAM=2's pick (kernels_child)
-EXTRA = ("beam2_replay", "kernels")
+# "turns" (likewise): --turns pairs of processes replaying KERNTUNE's kernels and BEAM=2's picks, alternating (run_turns)
+EXTRA = ("beam2_replay", "kernels", "turns")
 WARMUP = 3   # steps before timing: a TinyJit captures on its second call
 
 # *** the programs: each returns (first, step, outputs): first() runs to the program's first result, step() one more step (realized),
@@ -270,10 +273,11 @@ def _device_name() -> str:
 
 # *** the benchmark ***
 
-def run_one(a, prog:str, mode:str, out:Path, budget_s:float) -> dict:
-  """One (program, mode) in a fresh process with empty caches, cut at budget_s; its result (or why there is none)."""
+def run_one(a, prog:str, mode:str, out:Path, budget_s:float, tag:str="") -> dict:
+  """One (program, mode) in a fresh process with empty caches, cut at budget_s; its result (or why there is none), in
+  runs/PROG.MODE{tag}.json."""
   runs = out / "runs"
-  res_p, beam_log, cachedb = runs / f"{prog}.{mode}.json", runs / f"{prog}.beam2.searched.json", runs / f"{prog}.{mode}.cachedb"
+  res_p, beam_log, cachedb = runs / f"{prog}.{mode}{tag}.json", runs / f"{prog}.beam2.searched.json", runs / f"{prog}.{mode}{tag}.cachedb"
   prev = json.loads(res_p.read_text()) if res_p.is_file() else {}
   env = {k: v for k, v in os.environ.items() if not k.startswith(("KERNTUNE", "BEAM"))}
   # tinygrad's cache in a file of the run's own, without compiled programs (CCACHE=0): BEAM=2 neither reuses another run's work nor
@@ -320,6 +324,25 @@ def run_one(a, prog:str, mode:str, out:Path, budget_s:float) -> dict:
     for f in runs.glob(f"{cachedb.name}*"): f.unlink()
   return res
 
+def run_turns(a, prog:str, out:Path, left) -> list[dict]:
+  """--turns pairs of fresh processes, one replaying KERNTUNE's kernels and one BEAM=2's picks, back to back, the first of each pair
+  alternating: a host-bound step moves with the host from one process to the next (GPT-2's sits near 7-8 or near 11-12 ms in either
+  mode), so each pair gives a ratio and the pairs a spread. Pairs already in runs/PROG.turns.json are kept (a later call adds to
+  them). left(): the seconds this call has left."""
+  path = out / "runs" / f"{prog}.turns.json"
+  pairs = json.loads(path.read_text())["pairs"] if path.is_file() else []
+  while len(pairs) < a.turns:
+    j = len(pairs)
+    pair = {"call": a.call, "order": ["replay", "beam2_replay"][::1 if j % 2 == 0 else -1]}
+    for mode in pair["order"]:
+      if left() < 30: print(f"=== {prog} turns: no time left in this call for pair {j}", flush=True); return pairs
+      r = run_one(a, prog, mode, out, left(), tag=f".turn{j}")
+      if not r.get("done"): print(f"=== {prog} turns: {mode} of pair {j} {'cut' if r.get('cut') else 'failed, rc ' + str(r.get('rc'))}", flush=True); return pairs
+      pair[mode] = r["step_ms"]
+    pairs.append({**pair, "ratio": pair["replay"]/pair["beam2_replay"]})
+    path.write_text(json.dumps({"program": prog, "pairs": pairs}, indent=1))
+  return pairs
+
 def _ratio(a, b) -> float|None: return a/b if a is not None and b else None
 
 def summarize(out:Path, programs:list[str], command:str) -> dict:
@@ -353,6 +376,10 @@ def summarize(out:Path, programs:list[str], command:str) -> dict:
                                   for m, o in outs.items() if m != "default"}
     kt, bm = _ratio(row["kerntune_step_ms"], row["beam2_step_ms"]), _ratio(row["kerntune_search_s"], row["beam2_search_s"])
     row.update(step_vs_beam2=kt, search_vs_beam2=bm, met=None if kt is None or bm is None else bool(kt <= 1.0 and bm <= 0.10 and row["same_call"]))
+    if (tp := out / "runs" / f"{prog}.turns.json").is_file() and (pairs := json.loads(tp.read_text())["pairs"]):
+      # the steady state from the alternated replays: each pair's two processes ran back to back, so "met" takes their median
+      row.update(turns=[round(p["ratio"], 4) for p in pairs], step_vs_beam2_turns=statistics.median(p["ratio"] for p in pairs))
+      if bm is not None: row["met"] = bool(row["step_vs_beam2_turns"] <= 1.0 and bm <= 0.10)
     rows.append(row)
   rep = {"device": " / ".join(sorted(devices)) or None, "date": time.strftime("%Y-%m-%d %H:%M"), "command": command, "programs": rows}
   (out / "dropin.json").write_text(json.dumps(rep, indent=1))
@@ -361,13 +388,16 @@ def summarize(out:Path, programs:list[str], command:str) -> dict:
            "Each program in fresh processes with empty caches: plain, BEAM=2, KERNTUNE=1 (drop-in, default budgets). Step: median "
            "steady-state step, device synchronized. Search: BEAM=2's seconds in beam_search; KERNTUNE's Tuner seconds. First: process "
            "start to the first result. Met: KERNTUNE step <= BEAM=2's at <= 10% of its search seconds, both steps timed in one call (where "
-           "BEAM=2 finished in a later call than KERNTUNE tuned, KERNTUNE's cached kernels are replayed and timed in BEAM=2's call).", "",
+           "BEAM=2 finished in a later call than KERNTUNE tuned, KERNTUNE's cached kernels are replayed and timed in BEAM=2's call). "
+           "Turns: pairs of processes replaying KERNTUNE's kernels and BEAM=2's picks back to back, alternating which goes first; "
+           "where there are any, met takes their median ratio.", "",
            *[f"- {p}: {PROGRAMS[p]}{' (--small: tiny sizes)' if '--small' in command else ''}" for p in programs], "",
-           "| program | plain ms | BEAM=2 ms | KERNTUNE ms | KT/BEAM | BEAM=2 search s | KT search s | KT/BEAM search | first result s (plain / BEAM=2 / KT) | KT tuned (left default) | same call | met |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|"]
+           "| program | plain ms | BEAM=2 ms | KERNTUNE ms | KT/BEAM | KT/BEAM turns: median (each) | BEAM=2 search s | KT search s | KT/BEAM search | first result s (plain / BEAM=2 / KT) | KT tuned (left default) | same call | met |",
+           "|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|---|---|"]
   for r in rows:
     left = ", ".join(f"{n} {k}" for k, n in (r["kerntune_left_default"] or {}).items())
     lines.append(f"| {r['name']} | {f(r['default_step_ms'], 3)} | {f(r['beam2_step_ms'], 3)} | {f(r['kerntune_step_ms'], 3)} | {f(r['step_vs_beam2'], 3)} | "
+                 f"{f(r.get('step_vs_beam2_turns'), 3)}{' (' + ', '.join(f'{x:.3f}' for x in r['turns']) + ')' if r.get('turns') else ''} | "
                  f"{f(r['beam2_search_s'])} | {f(r['kerntune_search_s'])} | {f(r['search_vs_beam2'], 3)} | {f(r['default_first_result_s'])} / "
                  f"{f(r['beam2_first_result_s'])} / {f(r['kerntune_first_result_s'])} | {r['kerntune_tuned'] if r['kerntune_tuned'] is not None else '-'}"
                  f"{f' ({left})' if left else ''} | {'yes' if r['same_call'] else 'no'} | {'-' if r['met'] is None else 'yes' if r['met'] else 'no'}{' (missing: ' + ', '.join(r['missing']) + ')' if r['missing'] else ''} |")
@@ -397,6 +427,7 @@ def main(argv=None) -> int:
   ap.add_argument("--workers", type=int, default=None, help="KERNTUNE's compile workers (default: cores - 1 on a GPU)")
   ap.add_argument("--kt-env", action="append", default=[], metavar="KEY=VALUE", help="KERNTUNE's environment beyond the defaults "
                   "(search.dropin.from_env: KERNTUNE_BUDGET, KERNTUNE_TIMING, ...), for a variant of the drop-in run")
+  ap.add_argument("--turns", type=int, default=3, help="pairs of replay processes --modes turns runs (KERNTUNE's kernels, BEAM=2's picks)")
   ap.add_argument("--summarize", action="store_true", help="only rebuild dropin.json/.md from OUT/runs")
   for hidden in ("--child", "--mode", "--result", "--beam-log"): ap.add_argument(hidden, help=argparse.SUPPRESS)   # one run's process
   a = ap.parse_args(argv)
@@ -411,8 +442,12 @@ def main(argv=None) -> int:
   runs = lambda prog, mode: json.loads(p.read_text()) if (p := out / "runs" / f"{prog}.{mode}.json").is_file() else {}
   for prog in ([] if a.summarize else programs):
     for mode in [m for m in (*MODES, *EXTRA) if m in modes]:
-      need = {"beam2_replay": ["beam2.picks"], "kernels": ["beam2.picks", "kerntune.tuned"]}.get(mode, [])
+      need = {"beam2_replay": ["beam2.picks"], "kernels": ["beam2.picks", "kerntune.tuned"], "turns": ["beam2.picks", "kerntune.tuned"]}.get(mode, [])
       if miss := [n for n in need if not (out / "runs" / f"{prog}.{n}.json").is_file()]: print(f"=== {prog} {mode}: no {', '.join(miss)}, skipped", flush=True); continue
+      if mode == "turns":
+        if len(pairs := run_turns(a, prog, out, lambda: math.inf if a.deadline is None else a.deadline - (time.time() - st))) >= a.turns:
+          print(f"=== {prog} turns: {len(pairs)} pairs, replayed KERNTUNE / BEAM=2 " + ", ".join(f"{p['ratio']:.3f}" for p in pairs), flush=True)
+        summarize(out, programs, command); continue
       prev = runs(prog, mode)
       if prev.get("done"): print(f"=== {prog} {mode}: done before (step {prev['step_ms']:.3f} ms)", flush=True); continue
       spent = sum(json.loads(b.read_text()).values()) if mode == "beam2" and prev.get("cut") and (b := out / "runs" / f"{prog}.beam2.searched.json").is_file() else 0.0

@@ -189,6 +189,18 @@ def test_bench_dropin_small_end_to_end(tmp_path):
   assert k.returncode == 0 and len(rows) == p["kerntune_tuned"] + sum((p["kerntune_left_default"] or {}).values()), k.stdout[-2000:]
   assert all(r[f"{w}_{t}_us"] > 0 for r in rows for w in ("default", "kerntune", "beam2") for t in ("cold", "warm"))
   assert "Where KERNTUNE loses most" in (tmp_path / "dropin.md").read_text()
+  # --modes turns: KERNTUNE's kernels and BEAM=2's picks replayed in pairs of processes, the first of each pair alternating; "met"
+  # takes the pairs' median, and a later call keeps the pairs it finds
+  turns = lambda: subprocess.run([*bench_cmd, "--modes", "turns", "--turns", "2"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+  t = turns()
+  pairs = json.loads((tmp_path / "runs" / "vit_infer.turns.json").read_text())["pairs"]
+  assert t.returncode == 0 and [q["order"] for q in pairs] == [["replay", "beam2_replay"], ["beam2_replay", "replay"]], t.stdout[-2000:]
+  assert all(q["ratio"] == q["replay"]/q["beam2_replay"] > 0 for q in pairs)
+  (p2,) = json.loads((tmp_path / "dropin.json").read_text())["programs"]
+  assert p2["turns"] == [round(q["ratio"], 4) for q in pairs] and p2["step_vs_beam2_turns"] == sum(q["ratio"] for q in pairs)/2
+  assert p2["met"] == (p2["step_vs_beam2_turns"] <= 1.0 and p2["search_vs_beam2"] <= 0.10)
+  t2 = turns()
+  assert t2.returncode == 0 and "=== vit_infer replay" not in t2.stdout and "2 pairs" in t2.stdout, t2.stdout[-2000:]
 
 def test_tuner_settings_from_the_environment(monkeypatch):
   from search.dropin import from_env
