@@ -198,7 +198,11 @@ def test_cli_trains_and_refuses_device_mismatch(cache, tmp_path, capsys):
   from dataset.history import History
   assert History.load(tmp_path / "m.history.json", "x86_64").meta["kernels"] > 0   # the search's history, next to the model
   assert train_main([str(tmp_path / "nope.sqlite"), "--quiet"]) == 2
-  # the shipped recipe on new data: another model's parameters, no held-out check (its metadata says so)
+
+@pytest.mark.slow   # a second CLI training: CI's slow step runs it, the default run stays under 8 minutes on 2 cores
+def test_cli_trains_the_shipped_recipe_on_new_data(tmp_path):
+  # another model's parameters, no held-out check (its metadata says so)
+  m = CostModel.load(default_model_path("CPU", None), device="CPU")
   m.meta["params"]["num_leaves"] = 7; (tmp_path / "p.json").write_text(json.dumps(m.meta))
   out2 = tmp_path / "m2.txt"
   assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out2), "--params", str(tmp_path / "p.json"), "--no-check", "--threads", "1", "--quiet"]) == 0
