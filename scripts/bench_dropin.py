@@ -375,11 +375,13 @@ def summarize(out:Path, programs:list[str], command:str) -> dict:
       row["output_vs_default"] = {m: (same(o)/max(1, len(ref)) if prog == "gpt2_gen" else max((abs(u - v)/max(abs(v), 1e-3) for u, v in zip(o, ref)), default=0.0))
                                   for m, o in outs.items() if m != "default"}
     kt, bm = _ratio(row["kerntune_step_ms"], row["beam2_step_ms"]), _ratio(row["kerntune_search_s"], row["beam2_search_s"])
-    row.update(step_vs_beam2=kt, search_vs_beam2=bm, met=None if kt is None or bm is None else bool(kt <= 1.0 and bm <= 0.10 and row["same_call"]))
+    row.update(step_vs_beam2=kt, search_vs_beam2=bm)
+    # the steady state from the alternated replays, where there are any: each pair's two processes ran back to back, in one call
+    step, same = kt, row["same_call"]
     if (tp := out / "runs" / f"{prog}.turns.json").is_file() and (pairs := json.loads(tp.read_text())["pairs"]):
-      # the steady state from the alternated replays: each pair's two processes ran back to back, so "met" takes their median
-      row.update(turns=[round(p["ratio"], 4) for p in pairs], step_vs_beam2_turns=statistics.median(p["ratio"] for p in pairs))
-      if bm is not None: row["met"] = bool(row["step_vs_beam2_turns"] <= 1.0 and bm <= 0.10)
+      step, same = statistics.median(p["ratio"] for p in pairs), True
+      row.update(turns=[round(p["ratio"], 4) for p in pairs], step_vs_beam2_turns=step)
+    row["met"] = None if step is None or bm is None else bool(step <= 1.0 and bm <= 0.10 and same)
     rows.append(row)
   rep = {"device": " / ".join(sorted(devices)) or None, "date": time.strftime("%Y-%m-%d %H:%M"), "command": command, "programs": rows}
   (out / "dropin.json").write_text(json.dumps(rep, indent=1))
@@ -440,18 +442,19 @@ def main(argv=None) -> int:
   command = "python scripts/bench_dropin.py " + " ".join(map(shlex.quote, sys.argv[1:] if argv is None else argv))
   if a.summarize and (out / "dropin.json").is_file(): command = json.loads((out / "dropin.json").read_text())["command"]   # the runs' own
   runs = lambda prog, mode: json.loads(p.read_text()) if (p := out / "runs" / f"{prog}.{mode}.json").is_file() else {}
+  call_left = lambda: math.inf if a.deadline is None else a.deadline - (time.time() - st)   # seconds this invocation has left
   for prog in ([] if a.summarize else programs):
     for mode in [m for m in (*MODES, *EXTRA) if m in modes]:
       need = {"beam2_replay": ["beam2.picks"], "kernels": ["beam2.picks", "kerntune.tuned"], "turns": ["beam2.picks", "kerntune.tuned"]}.get(mode, [])
       if miss := [n for n in need if not (out / "runs" / f"{prog}.{n}.json").is_file()]: print(f"=== {prog} {mode}: no {', '.join(miss)}, skipped", flush=True); continue
       if mode == "turns":
-        if len(pairs := run_turns(a, prog, out, lambda: math.inf if a.deadline is None else a.deadline - (time.time() - st))) >= a.turns:
+        if len(pairs := run_turns(a, prog, out, call_left)) >= a.turns:
           print(f"=== {prog} turns: {len(pairs)} pairs, replayed KERNTUNE / BEAM=2 " + ", ".join(f"{p['ratio']:.3f}" for p in pairs), flush=True)
         summarize(out, programs, command); continue
       prev = runs(prog, mode)
       if prev.get("done"): print(f"=== {prog} {mode}: done before (step {prev['step_ms']:.3f} ms)", flush=True); continue
       spent = sum(json.loads(b.read_text()).values()) if mode == "beam2" and prev.get("cut") and (b := out / "runs" / f"{prog}.beam2.searched.json").is_file() else 0.0
-      left = min(a.cap - spent, math.inf if a.deadline is None else a.deadline - (time.time() - st))
+      left = min(a.cap - spent, call_left())
       if prev and not prev.get("cut"): print(f"=== {prog} {mode}: failed before (rc {prev.get('rc')}): again", flush=True)
       if left < 30: print(f"=== {prog} {mode}: {'over its cap' if a.cap - spent < 30 else 'no time left in this call'}, skipped", flush=True); continue
       res = run_one(a, prog, mode, out, left)
@@ -460,7 +463,7 @@ def main(argv=None) -> int:
     # BEAM=2 done in a later call than KERNTUNE: KERNTUNE's kernels are timed again here, replayed, beside it
     kt, bm = runs(prog, "kerntune"), runs(prog, "beam2")
     if kt.get("done") and bm.get("call") == a.call and kt.get("call") != a.call and runs(prog, "replay").get("call") != a.call:
-      if (left := (math.inf if a.deadline is None else a.deadline - (time.time() - st))) >= 30: run_one(a, prog, "replay", out, left); summarize(out, programs, command)
+      if (left := call_left()) >= 30: run_one(a, prog, "replay", out, left); summarize(out, programs, command)
   rep = summarize(out, programs, command)
   print((out / "dropin.md").read_text())
   return 0 if all(not r["missing"] for r in rep["programs"]) else 1

@@ -281,7 +281,7 @@ class Tuner:
              f"{len(self.replayed)} replayed from the cache, {sum(left.values())} left default" +
              (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") + f"; cache {cache_path}",
              "  seconds: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in self.phases.items()) +
-             "; waiting on compiles {compile_wait_s:.1f}, timing {timing_s:.1f}".format(**self.waits())]
+             "; waiting on compiles {compile_wait_s:.1f}, timing {timing_s:.1f}".format(**rep["waits"])]
     saved = lambda r: r["runs"]*(r["default_us"] - r["us"])
     for r in sorted(tuned, key=saved, reverse=True)[:SHOWN]:
       at = "".join(f" at {k}={v}" for k, v in r.get("at", {}).items())
