@@ -224,11 +224,12 @@ def _report_done(cache:Path, n:str) -> bool:
 def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
   import pickle
   from search.cache import TunedCache, _key
-  from search.tune_model import NEXT_GAIN, beam_kernels, load_history, open_model, tune_kernels, tune_model
+  from search.tune_model import FIRST_SHARE, NEXT_GAIN, beam_kernels, load_history, open_model, tune_kernels, tune_model
   from search.measure import shared_pool
   from search.cli import load_model
   from dataset.device import device_info, open_device
   device, next_gain = a.device, NEXT_GAIN if a.next_gain is None else a.next_gain
+  first_share = FIRST_SHARE if a.first_share is None else (a.first_share or None)
   history = False if a.no_history else a.history
   open_device(device)
   log = lambda s: print(f"[gpu{gpu}] {s}", flush=True)
@@ -265,7 +266,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         cm, cm_path = load_model(a.model, device, dev_name, arch, False)
         rows = tune_kernels(ks, counts, device, TunedCache(cache / f"{n}.tuned.json"), a.strategy, a.budget, a.time_budget,
                             cm.scorer(props, not a.no_compile_penalty), Path(cm_path).name, False, a.workers, a.seed, log, a.strategy_args,
-                            next_gain, load_history(history, device, arch), a.timing)
+                            next_gain, load_history(history, device, arch), a.timing, first_share)
         (cache / f"{n}.tune.json").write_text(json.dumps(rows, indent=1, default=float))   # per kernel: phases, rounds, trajectory
         share = {r["key"]: r["share"] or 0.0 for r in rows}
         tmp = cache / f".{n}.kernels.pkl.{gpu}"
@@ -281,7 +282,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         rep = tune_model(module, xs, name=n, device=device, budget=a.budget, time_budget=a.time_budget, strategy=a.strategy,
                          cost_model=a.model, cache=cache / f"{n}.tuned.json", compare_beam=2, beam_cache=merged, search_beam=False,
                          runs=a.runs, workers=a.workers, seed=a.seed, compile_penalty=not a.no_compile_penalty, log=log,
-                         strategy_args=a.strategy_args, next_gain=next_gain, history=history, timing=a.timing,
+                         strategy_args=a.strategy_args, next_gain=next_gain, history=history, timing=a.timing, first_share=first_share,
                          torch_compile=device != "CUDA")
         merged.unlink()
         if rep.get("torch_compile_error") and device == "CUDA": rep.update(torch_compiled(a, n, cache))
@@ -431,6 +432,7 @@ def main(argv=None) -> int:
   ap.add_argument("--strategy", default="beam")
   ap.add_argument("--next-gain", type=float, default=None, help="tune-model's --next-gain (default: its own)")
   ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON", help="the learned strategy's parameters (tune-model's)")
+  ap.add_argument("--first-share", type=float, default=None, help="tune-model's --first-share (default: its own; 0: off)")
   ap.add_argument("--no-compile-penalty", action="store_true", help="the learned search ranks by the cost model alone")
   ap.add_argument("--timing", choices=("cold", "warm", "auto"), default="cold", help="tune-model's --timing")
   ap.add_argument("--history", default=None, help="tune-model's --history (default: the shipped one for the arch)")

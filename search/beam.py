@@ -122,7 +122,7 @@ class Beam:
     `descent_patience`+1 depths in a row bring no better score. Returns (the top pick of every depth that improved the best score,
     best first; every scored child, best first)."""
     beam, seen, picks, pool, best, stale = [()], {ctx.base.ast.key}, [], [], -math.inf, 0
-    depths = self.max_depth
+    depths, width = self.max_depth, ctx.descent_width or self.descent_width
     if roots := self.history_roots(ctx):
       beam, depths = [o for o, _ in roots], self.history_depths
       seen.update(key for _, key in roots)
@@ -131,7 +131,7 @@ class Beam:
       ranked, scores = _rank(ctx.expand(beam).result(), seen)
       if not ranked: break
       pool += zip(scores.tolist(), ranked)
-      beam = [o for o, _ in ranked[:self.descent_width]]
+      beam = [o for o, _ in ranked[:width]]
       if scores[0] <= best:
         if (stale := stale + 1) > self.descent_patience: break
         continue

@@ -78,6 +78,7 @@ class Context:
   round_size: int|None = None      # candidates of Beam's next later round, if not its k (tune-model's scheduler sets it)
   history: list[tuple[Opt, ...]] = field(default_factory=list)   # configs measured fast on kernels of this loop nest (dataset.history)
   first_batch: list[tuple[Opt, ...]] = field(default_factory=list)   # the first batch, as compiled ahead (drop-in reports what of it went untimed)
-  seed_picks: int|None = None      # the model's picks in this kernel's first batch, if not the beam's own (drop-in's first_share)
+  seed_picks: int|None = None      # the model's picks in this kernel's first batch, if not the beam's own (task_scheduler.first_effort)
+  descent_width: int|None = None   # its model descent's width, if not the beam's own (likewise)
   def expand(self, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1) -> Expansion:
     return Expansion(self, parents, near, alongside)

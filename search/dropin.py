@@ -41,8 +41,9 @@ class Tuner:
   timing: str = "cold"              # candidates timed after an L2 flush (cold), without (warm), or warm where they fit (search.measure)
   next_gain: float = NEXT_GAIN      # what a kernel's second round is expected to gain
   stop_gain: float|None = None      # the share of the program's time a round must be expected to save (None: task_scheduler.STOP_GAIN)
-  # a kernel's first batch in proportion to its share of the LINEAR's time, full from this share up (at least MIN_PER_KERNEL picks;
-  # None: every kernel the beam's full batch). GPT-2's 37 kernels of 1-16% each spend its search on 37 first batches of 9
+  # a kernel's first batch and descent in proportion to its share of the LINEAR's time, full from this share up
+  # (task_scheduler.first_effort; None: every kernel the beam's full batch). GPT-2's 37 kernels of 1-16% each spend its search on
+  # 37 first batches of 9; 0.05 left its search seconds within their spread (results/dropin_variants.md)
   first_share: float|None = None
   quiet: bool = False               # no progress and no summary
   spent_s: float = 0.0
@@ -115,7 +116,7 @@ class Tuner:
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, schedule, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, schedule, work_of
     workers = self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
     strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -151,7 +152,7 @@ class Tuner:
         whole = rest + sum(todo[i][0]["runs"]*todo[i][0]["default_us"] for i in live)
         for i in live:
           share = todo[i][0]["runs"]*todo[i][0]["default_us"]/whole
-          ctxs[i].seed_picks = max(MIN_PER_KERNEL, min(strat.seed_picks, round(strat.seed_picks*share/self.first_share)))
+          ctxs[i].seed_picks, ctxs[i].descent_width = first_effort(strat, share, self.first_share)
       for i in live: todo[i][0]["first_picks"] = strat.first_batch(ctxs[i])
       # the first batches, costliest kernel first (as tune-model); the rounds start as soon as one is ready, while the other
       # kernels' descents go on in the pool

@@ -8,11 +8,11 @@ from dataset.compile import worker_base
 from search.beam import Beam
 from search.context import Context, Scorer
 
-def seed_batch(args:tuple[bytes, str, Scorer, dict, list]) -> list[tuple[Opt, ...]]:
-  """Beam(**params)'s first batch for a kernel (AST blob, key, scorer, params, history), computed in a compile worker: the model
-  descent costs seconds of CPU per kernel, and tune-model has dozens of kernels to start at once."""
-  blob, key, score, params, history = args
-  return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history))]
+def seed_batch(args:tuple[bytes, str, Scorer, dict, list, int|None]) -> list[tuple[Opt, ...]]:
+  """Beam(**params)'s first batch for a kernel (AST blob, key, scorer, params, history, its descent's width), computed in a compile
+  worker: the model descent costs seconds of CPU per kernel, and tune-model has dozens of kernels to start at once."""
+  blob, key, score, params, history, width = args
+  return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history, descent_width=width))]
 
 class Preparing:
   """Every context's first batch (Beam.prepare), compiling at once, handed out as each is ready. With several kernels and a scorer
@@ -36,7 +36,7 @@ class Preparing:
       for i in sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width):
         c, m = ctxs[i], ctxs[i].measurer
         with contextlib.suppress(Exception):
-          self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history))
+          self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history, c.descent_width))
       for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
 
   def _take(self, i:int) -> tuple[int, list[tuple[Opt, ...]]|Exception]:

@@ -38,7 +38,7 @@ from search.first_batches import Preparing
 from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, schedule, work_of
+from search.task_scheduler import FIRST_SHARE, MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, schedule, work_of
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -58,7 +58,8 @@ def strategy_params(strategy:str, strategy_args:dict|None) -> dict:
 
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
                  time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,
-                 strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:History|None=None, timing:str="cold") -> list[dict]:
+                 strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:History|None=None, timing:str="cold",
+                 first_share:float|None=FIRST_SHARE) -> list[dict]:
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
   (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
 
@@ -72,7 +73,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   for the final checks of every kernel searched by then (each expected to take what measuring its default took), its search
   stops at that (Measurer's time budget: no candidate started, no compile waited for past it), no round starts unless the last
   round's duration fits in what is left, and siblings' configs are traded only in what is left after the rounds. `timing`: how
-  candidates are timed (Measurer.timing); each row's `warm` says how its were."""
+  candidates are timed (Measurer.timing); each row's `warm` says how its were. `first_share`: a kernel under this share of the
+  model's default time gets a first batch and a model descent in proportion (task_scheduler.first_effort; None: full for all)."""
   ren = renderer_for(device)
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": describe(scheduler(k.ast, ren)), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
@@ -112,6 +114,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   # b1 fp16 in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch). The rounds start as soon as one
   # is ready, while the other kernels' descents go on in the pool (first_batches.Preparing)
   todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
+  for i in todo:
+    ctxs[i].seed_picks, ctxs[i].descent_width = first_effort(strat, rows[i]["share"], first_share)
+    if ctxs[i].seed_picks is not None: rows[i].update(first_picks=ctxs[i].seed_picks, descent_width=ctxs[i].descent_width)
   searchable = sorted(todo, key=lambda i: -weights[i]) if time.perf_counter() < end else []
   prep, firsts, spot = Preparing(strat, [ctxs[i] for i in searchable]), [MIN_PER_KERNEL]*len(todo), {i: p for p, i in enumerate(searchable)}
   def admit(ready:list):   # first batches that are ready: their sizes are their kernels' first rounds

@@ -25,6 +25,20 @@ STOP_GAIN = 0.003         # a round must be expected to save this share of the m
 # gate/up GEMM stopped at 1.6x BEAM=2's time, 13 TFLOP/s beside the block's down projection at 50. ROOM_GAIN of that room is
 # expected of its next round, halved by each round that finds nothing, so a kernel that cannot close the gap falls back.
 ROOM_GAIN = 0.1
+# a kernel's first batch and model descent in proportion to its share of the model's default time, full from this share up
+# (first_effort). Every kernel's descent runs in the compile pool before its first batch compiles, and tune-model's compile waits,
+# which hold most of its wall, are that pool's queue: EfficientNet-B0 (57 kernels, 45 of them under 1% of its time each) spent
+# 21 of its 39 s of tuning waiting on the pool, 755 compiles and 57 descents on the H100 host, each tiny kernel's as costly as the
+# largest's. At 5% a kernel of 0.4% takes MIN_PER_KERNEL picks from a descent of width 1 (a quarter of width 4's scoring).
+FIRST_SHARE = 0.05
+
+def first_effort(strat, share:float|None, first_share:float|None) -> tuple[int|None, int|None]:
+  """(model picks in a kernel's first batch, its model descent's width) for a kernel of `share` of the model's time: the beam's own
+  from `first_share` up, and below it in proportion (at least MIN_PER_KERNEL picks, a width of 1); (None, None), the beam's own
+  too, where either is not set."""
+  if not first_share or share is None or not hasattr(strat, "descent_width"): return None, None
+  picks = max(MIN_PER_KERNEL, min(strat.seed_picks, round(strat.seed_picks*share/first_share)))
+  return picks, max(1, strat.descent_width*picks//strat.seed_picks)
 
 def work_of(base) -> tuple[str, float]:
   """A kernel's class and work for schedule()'s forward look: a tensor-core-shaped reduction of high arithmetic intensity is

@@ -23,7 +23,7 @@ from search.measure import TIMINGS, shared_pool
 from search.strategies import STRATEGIES
 from search.onnx_model import ModelError, open_model, parse_shapes
 from search.latency import ROUNDS, check, interleaved, tinygrad_latency, torch_latency
-from search.schedule import NEXT_GAIN, PER_KERNEL_DEFAULT, strategy_params, tune_kernels
+from search.schedule import FIRST_SHARE, NEXT_GAIN, PER_KERNEL_DEFAULT, strategy_params, tune_kernels
 from search.beam_compare import beam_kernels
 
 LEARNED = ("beam", "mcts", "pure-model")
@@ -37,7 +37,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
                cache:str|Path|None=None, compare_beam:int=0, beam_cache:str|Path|None=None, search_beam:bool=True,
                torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None, retune:bool=False, workers:int=0, seed:int=0,
                compile_penalty:bool=True, strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:str|Path|bool|None=None,
-               out:str|Path|None=None, timing:str="cold",
+               out:str|Path|None=None, timing:str="cold", first_share:float|None=FIRST_SHARE,
                log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
   """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
   OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix.
@@ -64,7 +64,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
       f"model {Path(cm_path).name}")
   rep: dict[str, Any] = {"model": name, "source": str(model) if module is None else f"torch module {name}", "device": f"{dev_name} ({arch})",
                          "backend": device, "date": time.strftime("%Y-%m-%d"), "tinygrad": TINYGRAD_VERSION, "strategy": strategy,
-                         "strategy_args": strategy_args or {}, "next_gain": next_gain, "timing": timing,
+                         "strategy_args": strategy_args or {}, "next_gain": next_gain, "timing": timing, "first_share": first_share,
                          "cost_model": cm_path, "history": hist.meta.get("path") if hist else None,
                          "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
                          "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs}
@@ -76,7 +76,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   st = time.perf_counter()
   rep["compile_penalty"] = compile_penalty and cm.compile_model is not None
   rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props, compile_penalty), Path(cm_path).name,
-                      retune, workers, seed, log, strategy_args, next_gain, hist, timing)
+                      retune, workers, seed, log, strategy_args, next_gain, hist, timing, first_share)
   rep["tune_wall_s"], rep["tune_s"] = time.perf_counter() - st, sum(r["tune_s"] or 0.0 for r in rows)
   rep["kernels_searched"] = sum(r["status"] not in ("cached", "default") for r in rows)
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
@@ -172,6 +172,8 @@ def parse_args(argv=None):
   ap.add_argument("--no-compile-penalty", action="store_true", help="rank by the cost model alone, not less its penalty for slow compiles")
   ap.add_argument("--timing", choices=TIMINGS, default="cold", help="cold (default): the L2 flushed before each timed run; warm: not "
                   "flushed, as a kernel runs inside a network; auto: warm where the kernel's buffers fit in half the L2")
+  ap.add_argument("--first-share", type=float, default=FIRST_SHARE, metavar="S", help="a kernel under this share of the model's "
+                  f"default time gets a first batch and a model descent in proportion (default {FIRST_SHARE}; 0: every kernel the full one)")
   return ap.parse_args(argv)
 
 def main(argv=None) -> int:
@@ -181,7 +183,8 @@ def main(argv=None) -> int:
                allow_device_mismatch=a.allow_device_mismatch, cache=a.cache, compare_beam=a.compare_beam, beam_cache=a.beam_cache, runs=a.runs,
                input_shapes=parse_shapes(a.input_shape), retune=a.retune, workers=a.workers, seed=a.seed,
                compile_penalty=not a.no_compile_penalty, strategy_args=a.strategy_args, next_gain=a.next_gain,
-               history=False if a.no_history else a.history, out=a.out, timing=a.timing)
+               history=False if a.no_history else a.history, out=a.out, timing=a.timing,
+               first_share=a.first_share or None)
   except (ModelError, DeviceError, CacheError) as e: return fail(str(e))
   except Exception as e:
     if type(e).__name__ == "CostModelError": return fail(str(e))

@@ -259,7 +259,7 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   assert pickle.loads(pickle.dumps(score)).model.path == score.model.path
   m = Measurer(k, "CPU", Budget(), workers=2)
   local = [o for o, _ in Beam()._seed(Context(scheduler(k.ast, CPU), None, score))]
-  pooled = m.pool.submit(seed_batch, (m.blob, k.key, score, {"seed_picks": 8}, [])).result()
+  pooled = m.pool.submit(seed_batch, (m.blob, k.key, score, {"seed_picks": 8}, [], None)).result()
   assert pooled == local and len(local) == 9   # hand-coded + the model's 8
   ctx = Context(scheduler(k.ast, CPU), m, score)
   m.prefetch(Beam().prepare(ctx, pooled))
@@ -657,3 +657,20 @@ def test_the_first_batchs_gap_and_trust_are_kept_beside_the_last_rounds(fixed_ti
   assert m.marks["rounds"] > 1 and m.timed > first["first_timed"]
   assert (m.marks["first_gap"], m.marks["first_trust"], m.marks["first_timed"]) == (first["gap"], first["trust"], first["first_timed"])
   m.close()
+
+def test_first_effort_follows_the_share_and_a_narrow_descent_scores_fewer():
+  # tune-model's default (first_share 0.05): a kernel of a small share of the model's time gets fewer first picks and a narrower
+  # model descent, in proportion; at or above the share, or with it off, the beam's own
+  from search.beam import Beam
+  from models.cost_model import CostModel
+  from search.task_scheduler import FIRST_SHARE, MIN_PER_KERNEL, first_effort
+  b = Beam()
+  assert first_effort(b, 0.01, None) == first_effort(b, None, FIRST_SHARE) == (None, None)
+  assert first_effort(b, 0.3, FIRST_SHARE) == first_effort(b, FIRST_SHARE, FIRST_SHARE) == (b.seed_picks, b.descent_width)
+  assert first_effort(b, 0.004, FIRST_SHARE) == (MIN_PER_KERNEL, 1)
+  assert first_effort(b, FIRST_SHARE/2, FIRST_SHARE) == (b.seed_picks//2, b.descent_width//2)
+  k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
+  score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
+  wide = Beam().descend(Context(scheduler(k.ast, CPU), None, score))[1]
+  narrow = Beam().descend(Context(scheduler(k.ast, CPU), None, score, descent_width=1))[1]
+  assert 0 < len(narrow) < len(wide)
