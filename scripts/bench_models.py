@@ -224,12 +224,12 @@ def _report_done(cache:Path, n:str) -> bool:
 def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
   import pickle
   from search.cache import TunedCache, _key
-  from search.tune_model import FIRST_SHARE, NEXT_GAIN, beam_kernels, load_history, open_model, tune_kernels, tune_model
+  from search.tune_model import NEXT_GAIN, beam_kernels, load_history, open_model, tune_kernels, tune_model
   from search.measure import shared_pool
   from search.cli import load_model
   from dataset.device import device_info, open_device
   device, next_gain = a.device, NEXT_GAIN if a.next_gain is None else a.next_gain
-  first_share = FIRST_SHARE if a.first_share is None else (a.first_share or None)
+  first_share = a.first_share or None
   history = False if a.no_history else a.history
   open_device(device)
   log = lambda s: print(f"[gpu{gpu}] {s}", flush=True)
@@ -432,7 +432,7 @@ def main(argv=None) -> int:
   ap.add_argument("--strategy", default="beam")
   ap.add_argument("--next-gain", type=float, default=None, help="tune-model's --next-gain (default: its own)")
   ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON", help="the learned strategy's parameters (tune-model's)")
-  ap.add_argument("--first-share", type=float, default=None, help="tune-model's --first-share (default: its own; 0: off)")
+  ap.add_argument("--first-share", type=float, default=0.0, help="tune-model's --first-share (default 0: off)")
   ap.add_argument("--no-compile-penalty", action="store_true", help="the learned search ranks by the cost model alone")
   ap.add_argument("--timing", choices=("cold", "warm", "auto"), default="cold", help="tune-model's --timing")
   ap.add_argument("--history", default=None, help="tune-model's --history (default: the shipped one for the arch)")

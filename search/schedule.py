@@ -38,7 +38,7 @@ from search.first_batches import Preparing
 from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import FIRST_SHARE, MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, schedule, work_of
+from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, schedule, work_of
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -59,7 +59,7 @@ def strategy_params(strategy:str, strategy_args:dict|None) -> dict:
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
                  time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,
                  strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:History|None=None, timing:str="cold",
-                 first_share:float|None=FIRST_SHARE) -> list[dict]:
+                 first_share:float|None=None) -> list[dict]:
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
   (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
 

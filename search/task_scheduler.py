@@ -26,10 +26,11 @@ STOP_GAIN = 0.003         # a round must be expected to save this share of the m
 # expected of its next round, halved by each round that finds nothing, so a kernel that cannot close the gap falls back.
 ROOM_GAIN = 0.1
 # a kernel's first batch and model descent in proportion to its share of the model's default time, full from this share up
-# (first_effort). Every kernel's descent runs in the compile pool before its first batch compiles, and tune-model's compile waits,
-# which hold most of its wall, are that pool's queue: EfficientNet-B0 (57 kernels, 45 of them under 1% of its time each) spent
-# 21 of its 39 s of tuning waiting on the pool, 755 compiles and 57 descents on the H100 host, each tiny kernel's as costly as the
-# largest's. At 5% a kernel of 0.4% takes MIN_PER_KERNEL picks from a descent of width 1 (a quarter of width 4's scoring).
+# (first_effort; tune-model --first-share, drop-in KERNTUNE_FIRST_SHARE, both off by default). Every kernel's descent runs in the
+# compile pool before its first batch compiles, and EfficientNet-B0's tuning (57 kernels, 45 under 1% of its time each) spent 21
+# of its 39 s waiting on that pool. Measured on the six unseen networks, one run each beside the default (results/first_share_ab.md):
+# EfficientNet's tuning 45 -> 25 s but its latency 0.97x -> 1.05x BEAM=2's; on a Llama block the pooled budget it frees went to
+# later rounds of its GEMMs (1.09x -> 0.99x, 23 -> 37 s). It moves budget more than it saves it: off until the pool shrinks with it.
 FIRST_SHARE = 0.05
 
 def first_effort(strat, share:float|None, first_share:float|None) -> tuple[int|None, int|None]:

@@ -23,7 +23,8 @@ from search.measure import TIMINGS, shared_pool
 from search.strategies import STRATEGIES
 from search.onnx_model import ModelError, open_model, parse_shapes
 from search.latency import ROUNDS, check, interleaved, tinygrad_latency, torch_latency
-from search.schedule import FIRST_SHARE, NEXT_GAIN, PER_KERNEL_DEFAULT, strategy_params, tune_kernels
+from search.schedule import NEXT_GAIN, PER_KERNEL_DEFAULT, strategy_params, tune_kernels
+from search.task_scheduler import FIRST_SHARE
 from search.beam_compare import beam_kernels
 
 LEARNED = ("beam", "mcts", "pure-model")
@@ -37,7 +38,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
                cache:str|Path|None=None, compare_beam:int=0, beam_cache:str|Path|None=None, search_beam:bool=True,
                torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None, retune:bool=False, workers:int=0, seed:int=0,
                compile_penalty:bool=True, strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:str|Path|bool|None=None,
-               out:str|Path|None=None, timing:str="cold", first_share:float|None=FIRST_SHARE,
+               out:str|Path|None=None, timing:str="cold", first_share:float|None=None,
                log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
   """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
   OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix.
@@ -172,8 +173,8 @@ def parse_args(argv=None):
   ap.add_argument("--no-compile-penalty", action="store_true", help="rank by the cost model alone, not less its penalty for slow compiles")
   ap.add_argument("--timing", choices=TIMINGS, default="cold", help="cold (default): the L2 flushed before each timed run; warm: not "
                   "flushed, as a kernel runs inside a network; auto: warm where the kernel's buffers fit in half the L2")
-  ap.add_argument("--first-share", type=float, default=FIRST_SHARE, metavar="S", help="a kernel under this share of the model's "
-                  f"default time gets a first batch and a model descent in proportion (default {FIRST_SHARE}; 0: every kernel the full one)")
+  ap.add_argument("--first-share", type=float, default=0.0, metavar="S", help="a kernel under this share of the model's default time "
+                  f"gets a first batch and a model descent in proportion (e.g. {FIRST_SHARE}; default 0: every kernel the full one)")
   return ap.parse_args(argv)
 
 def main(argv=None) -> int:
