@@ -659,8 +659,8 @@ def test_the_first_batchs_gap_and_trust_are_kept_beside_the_last_rounds(fixed_ti
   m.close()
 
 def test_first_effort_follows_the_share_and_a_narrow_descent_scores_fewer():
-  # first_share (tune-model --first-share, drop-in KERNTUNE_FIRST_SHARE): a kernel of a small share of the model's time gets fewer first picks and a narrower
-  # model descent, in proportion; at or above the share, or with it off, the beam's own
+  # first_share (tune-model --first-share, drop-in KERNTUNE_FIRST_SHARE): a kernel of a small share of the model's time gets
+  # fewer first picks and a narrower model descent, in proportion; at or above the share, or with it off, the beam's own
   from search.beam import Beam
   from models.cost_model import CostModel
   from search.task_scheduler import FIRST_SHARE, MIN_PER_KERNEL, first_effort
