@@ -29,6 +29,11 @@ BUF_SLOTS = ("out", "in0", "in1", "in2")   # the first store, then the three loa
 TILE_MAX = 1024      # points of thread 0's upcast/unroll tile that are evaluated
 TRANSCENDENTAL = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.FDIV, Ops.POW}
 
+def _topo(u:UOp) -> dict[UOp, None]:
+  # u.toposort() from tinygrad's cached backward slice: a candidate's AST had its slice computed for its ranges, and most of its
+  # buffers' index expressions are shared with its parent's
+  return {**u.backward_slice, u: None}
+
 def _l2(x) -> float: return math.log2(1.0 + max(float(x), 0.0))
 
 # *** column names: built once, in the order featurize emits them ***
@@ -103,9 +108,9 @@ def kernel_stats(k:Scheduler, topo:dict|None=None, bufs:list|None=None, idx_node
   """Facts of the kernel, computed from any of its Schedulers: every number comes out the same whatever opts were applied (up to
   PADTO's padding), so a candidate carries its kernel's facts without a reference to the unoptimized kernel. FLOPs count each ALU op
   of the value graph (index math excluded) once per point of the iteration space it depends on; a tensor-core WMMA as its MACs."""
-  topo = k.ast.toposort() if topo is None else topo
+  topo = _topo(k.ast) if topo is None else topo
   bufs = [u for u in topo if u.op is Ops.INDEX][::-1] if bufs is None else bufs   # = k.bufs
-  idx_nodes = {u for b in bufs for u in b.src[1].toposort()} if idx_nodes is None else idx_nodes
+  idx_nodes = {u for b in bufs for u in _topo(b.src[1])} if idx_nodes is None else idx_nodes
   value = [u for u in topo if u not in idx_nodes]
   ops = [u for u in value if u.op in GroupOp.ALU or u.op is Ops.WMMA]
   pts = [_points(u) for u in ops]
@@ -136,7 +141,7 @@ def _evaluate(u:UOp, env:dict[UOp, np.ndarray], topo:dict|None=None) -> np.ndarr
   """u at every point of env (one int64 array per RANGE). Ranges not in env are 0, like the first iteration of a loop. `topo`: a
   toposort that holds u's (it may hold more)."""
   vals: dict[UOp, object] = {}
-  for x in (u.toposort() if topo is None else topo):
+  for x in (_topo(u) if topo is None else topo):
     if x is u and x in vals: break
     if x in env: v = env[x]
     elif x.op is Ops.CONST: v = x.arg if isinstance(x.arg, (int, bool)) else 0
@@ -184,10 +189,13 @@ def featurize(k:Scheduler, device:dict) -> np.ndarray:
   return np.concatenate([f, f[_REL] - cache[dk]])
 
 def _absolute(k:Scheduler, device:dict) -> np.ndarray:
-  topo = k.ast.toposort()
+  topo = _topo(k.ast)
   kbufs = [u for u in topo if u.op is Ops.INDEX][::-1]   # = k.bufs, without a second toposort
-  itopos = [b.src[1].toposort() for b in kbufs]           # index and validity of each buffer access
-  stats = kernel_stats(k, topo, kbufs, {u for t in itopos for u in t})
+  itopos = [_topo(b.src[1]) for b in kbufs]           # index and validity of each buffer access
+  if any(o.op in (OptOps.PADTO, OptOps.TC) for o in k.applied_opts): stats = kernel_stats(k, topo, kbufs, {u for t in itopos for u in t})
+  else:   # the same as the root's (checked on every child of several kernels three deep; padded and tensor-core ones can differ)
+    root = getattr(k, "root", k)   # (the root itself is featurized too)
+    if (stats := root.__dict__.get("_kt_stats")) is None: stats = root.__dict__["_kt_stats"] = kernel_stats(root)
   rngs = k.rngs
   sizes = [_size(r) for r in rngs]
   types = [r.arg[-1] for r in rngs]
@@ -234,7 +242,7 @@ def _absolute(k:Scheduler, device:dict) -> np.ndarray:
   bufs = []
   for b, itopo in zip(kbufs, itopos):
     idx, valid = b.src[1].get_idx(), b.src[1].get_valid()
-    if idx is not b.src[1]: itopo = idx.toposort()   # a gated access: strides and dependences are of the index alone
+    if idx is not b.src[1]: itopo = _topo(idx)   # a gated access: strides and dependences are of the index alone
     isz, numel = b.src[0].dtype.itemsize, b.src[0].max_numel()
     addr = np.broadcast_to(_evaluate(idx, env, itopo), pts.shape[1:])   # an index of no range (a loop-less kernel) is one value
     dep = {x for x in itopo if x.op is Ops.RANGE}
@@ -258,11 +266,14 @@ def _absolute(k:Scheduler, device:dict) -> np.ndarray:
     sectors_total = (warps if gpu else threads)*insts*(vec_sectors if gpu else max(1, -(-vec*isz // 64)))
     foot = min(math.prod(s for s, a, d in zip(sizes, ax, deps) if d and a not in ("global", "thread")), numel)
     l2b = foot*isz*blocks
-    per_ax = []
-    for a in AXES:
-      st = [abs(int(s)) for s, b2, d in zip(stride, ax, deps) if b2 == a and d and s != 0]
-      per_ax += [_l2(min(st, default=0)), float(any(s == 1 for s in st)),
-                 _l2(math.prod(s for s, b2, d in zip(sizes, ax, deps) if b2 == a and not d))]
+    # per axis kind: the smallest nonzero stride of the axes the address depends on, whether one is 1, the size it is broadcast over
+    smin, contig, bcast = {}, set(), {}
+    for st, sz, a, d in zip(stride.tolist(), sizes, ax, deps):
+      if not d: bcast[a] = bcast.get(a, 1)*sz
+      elif st:
+        smin[a] = min(smin.get(a, abs(st)), abs(st))
+        if abs(st) == 1: contig.add(a)
+    per_ax = [v for a in AXES for v in (_l2(smin.get(a, 0)), float(a in contig), _l2(bcast.get(a, 1)))]
     tx = torder[0] if torder else None
     weff = min(1.0, nwarp*isz/(32.0*warp_sectors)) if nwarp else 1.0   # bytes the warp asks for / bytes it moves (broadcasts count as 1)
     bufs.append(dict(store=b in stores, isz=isz, numel=numel, bytes=numel*isz, l1=sectors_total*32, l2=l2b, wsec=warp_sectors,
@@ -350,6 +361,6 @@ def _absolute(k:Scheduler, device:dict) -> np.ndarray:
         sum(b["iops"] for b in bufs), _l2(sum(b["l1"] for b in loads)/max(sum(b["l2"] for b in loads), 1))]
   return np.asarray(f, dtype=np.float32)
 
-def _valid_terms(v:UOp) -> float: return 0.0 if v.op is Ops.CONST else float(1 + sum(u.op is Ops.AND for u in v.toposort()))
+def _valid_terms(v:UOp) -> float: return 0.0 if v.op is Ops.CONST else float(1 + sum(u.op is Ops.AND for u in _topo(v)))
 
 assert len(FEATURES) == len(set(FEATURES))

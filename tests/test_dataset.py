@@ -75,26 +75,32 @@ def test_sampler_proposals_are_valid(spec):
     assert propose(base, "fixed", rng, hand_coded(base)) == hand_coded(base)
 
 def test_rooted_copies_keep_ranges_that_match_a_plain_scheduler():
-  # dataset.kernel.Rooted caches its ranges while its AST is unchanged: after any opts they must be what tinygrad's own Scheduler
-  # computes from the same AST, for the CUDA renderer (locals, groups) as for the CPU one
+  # dataset.kernel.Rooted caches its ranges and reduces while its AST is unchanged and rebuilds the AST itself on shift_to: after any
+  # opts (padded and tensor-core ones too) the AST must be the very object tinygrad's own Scheduler makes from the same opts, for the
+  # CUDA renderer (locals, groups, tensor cores) as for the CPU one. models.features takes an unpadded candidate's kernel facts
+  # from its root: they must be the same
   from tinygrad.codegen.opt.postrange import Scheduler
   from dataset.kernel import prepare
-  from dataset.sampler import try_apply
-  ast = kernel_asts(*parse_variant("conv2d:n=2:c=8:h=12:w=12:k=16:ks=3:stride=1:padding=1:fp32").build("CPU"))[0]
+  from dataset.sampler import try_apply, EXTENDED
+  from models.features import kernel_stats
+  asts = [kernel_asts(*parse_variant(v).build("CPU"))[0] for v in ("conv2d:n=2:c=8:h=12:w=12:k=16:ks=3:stride=1:padding=1:fp32",
+          "gemm:m=49:k=64:n=197:fp16")]
   rng, checked = random.Random(0), 0
-  for ren in (CPU, renderer_for("CUDA", "sm_90", compiler=False)):
-    base = scheduler(ast, ren)
-    for _ in range(20):
-      k, opts = base, []
-      for _ in range(5):
-        if (k2 := try_apply(k, a := rng.choice(ACTIONS), limits=False)) is not None: k, opts = k2, opts + [a]
-      plain = Scheduler(prepare(ast), ren)
-      plain.convert_loop_to_global()
-      for o in opts: plain.apply_opt(o)
-      assert (k.ast.key, k.full_shape, k.axis_types, k.rngs) == (plain.ast.key, plain.full_shape, plain.axis_types, plain.rngs)
-      assert k.root is base.root and base.applied_opts == [] and k.applied_opts == opts   # copies share nothing mutable
-      checked += bool(opts)
-  assert checked >= 20
+  for ast in asts:
+    for ren in (CPU, renderer_for("CUDA", "sm_90", compiler=False)):
+      base = scheduler(ast, ren)
+      for _ in range(30):
+        k, opts = base, []
+        for _ in range(6):
+          if (k2 := try_apply(k, a := rng.choice(EXTENDED if rng.random() < 0.5 else ACTIONS), limits=False)) is not None: k, opts = k2, opts + [a]
+        plain = Scheduler(prepare(ast), ren)
+        plain.convert_loop_to_global()
+        for o in opts: plain.apply_opt(o)
+        assert k.ast is plain.ast and (k.full_shape, k.axis_types, k.rngs, k.reduceops) == (plain.full_shape, plain.axis_types, plain.rngs, plain.reduceops)
+        assert k.root is base.root and base.applied_opts == [] and k.applied_opts == opts   # copies share nothing mutable
+        if not any(o.op in (OptOps.PADTO, OptOps.TC) for o in opts): assert kernel_stats(k) == kernel_stats(k.root)
+        checked += bool(opts)
+  assert checked >= 40, checked
 
 def test_neighbours_change_one_amount_or_leave_one_opt_out():
   from dataset.sampler import neighbors
