@@ -116,7 +116,7 @@ class Tuner:
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, schedule, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, pooled, schedule, work_of
     workers = self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
     strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -144,7 +144,6 @@ class Tuner:
           if row["default_us"] == math.inf: row["status"] = f"failed: the default does not run ({m.errors.get(m.hand, '?')})"
       t_phase = self._phase("defaults", st)
       live = sorted((i for i in ctxs if todo[i][0]["status"] is None), key=lambda i: -todo[i][0]["runs"]*todo[i][0]["default_us"])
-      total = self.budget*len(live) if self.total is None else min(self.budget*len(live), max(0, self.total - self.timed))
       seconds = None if self.total_s is None else max(0.0, self.total_s - self.spent_s - (time.perf_counter() - st))
       if self.budget <= strat.seed_picks:   # a budget too small for the beam's first batch: one round of what it pays for (Beam.one_round)
         for i in live: ctxs[i].measurer.budget.measurements = ctxs[i].measurer.timed + self.budget
@@ -154,6 +153,8 @@ class Tuner:
           share = todo[i][0]["runs"]*todo[i][0]["default_us"]/whole
           ctxs[i].seed_picks, ctxs[i].descent_width = first_effort(strat, share, self.first_share)
       for i in live: todo[i][0]["first_picks"] = strat.first_batch(ctxs[i])
+      total = pooled(self.budget, strat, [ctxs[i] for i in live])
+      if self.total is not None: total = min(total, max(0, self.total - self.timed))
       # the first batches, costliest kernel first (as tune-model); the rounds start as soon as one is ready, while the other
       # kernels' descents go on in the pool
       prep, first = Preparing(strat, [ctxs[i] for i in live] if total else []), [MIN_PER_KERNEL]*len(live)

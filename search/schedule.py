@@ -38,7 +38,7 @@ from search.first_batches import Preparing
 from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, schedule, work_of
+from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, pooled, schedule, work_of
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -132,7 +132,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
                f"defaults, {marks[2] - marks[1]:.1f} s until the first of {len(searchable)} model descents was done")
   for i in ctxs: rows[i]["tune_s"] = (time.perf_counter() - st)/len(ctxs)
   for i in set(ctxs) - set(todo): ctxs.pop(i).measurer.close()   # cached, or its default failed: nothing to search
-  n = budget if budget is not None else (None if time_budget else PER_KERNEL_DEFAULT*len(todo))
+  n = budget if budget is not None else (None if time_budget else pooled(PER_KERNEL_DEFAULT, strat, [ctxs[i] for i in todo]))
 
   k_name = lambda i: f"{kernels[i].name} {rows[i]['kernel']}"
   base = {i: ctxs[i].measurer.timed for i in todo}   # the default's timing counts in m.timed, not in the search budget

@@ -41,6 +41,12 @@ def first_effort(strat, share:float|None, first_share:float|None) -> tuple[int|N
   picks = max(MIN_PER_KERNEL, min(strat.seed_picks, round(strat.seed_picks*share/first_share)))
   return picks, max(1, strat.descent_width*picks//strat.seed_picks)
 
+def pooled(per_kernel:int, strat, ctxs:list) -> int:
+  """The pooled budget of timed candidates: per_kernel for each kernel, less what first_effort took off its first batch. The
+  candidates a small kernel's smaller batch saves are saved, not handed to other kernels' later rounds."""
+  full = getattr(strat, "seed_picks", 0)
+  return sum(per_kernel if c.seed_picks is None else max(per_kernel - (full - c.seed_picks), min(per_kernel, c.seed_picks)) for c in ctxs)
+
 def work_of(base) -> tuple[str, float]:
   """A kernel's class and work for schedule()'s forward look: a tensor-core-shaped reduction of high arithmetic intensity is
   compute work (its FLOPs, by dtype), the rest memory work (its bytes)."""

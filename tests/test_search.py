@@ -663,12 +663,17 @@ def test_first_effort_follows_the_share_and_a_narrow_descent_scores_fewer():
   # fewer first picks and a narrower model descent, in proportion; at or above the share, or with it off, the beam's own
   from search.beam import Beam
   from models.cost_model import CostModel
-  from search.task_scheduler import FIRST_SHARE, MIN_PER_KERNEL, first_effort
+  from search.task_scheduler import FIRST_SHARE, MIN_PER_KERNEL, PER_KERNEL_DEFAULT, first_effort, pooled
   b = Beam()
   assert first_effort(b, 0.01, None) == first_effort(b, None, FIRST_SHARE) == (None, None)
   assert first_effort(b, 0.3, FIRST_SHARE) == first_effort(b, FIRST_SHARE, FIRST_SHARE) == (b.seed_picks, b.descent_width)
   assert first_effort(b, 0.004, FIRST_SHARE) == (MIN_PER_KERNEL, 1)
   assert first_effort(b, FIRST_SHARE/2, FIRST_SHARE) == (b.seed_picks//2, b.descent_width//2)
+  # the pooled budget shrinks by what the smaller first batches take off (the default's pool: PER_KERNEL_DEFAULT a kernel)
+  ctx = lambda share: Context(None, None, seed_picks=first_effort(b, share, FIRST_SHARE if share is not None else None)[0])
+  assert pooled(PER_KERNEL_DEFAULT, b, [ctx(None), ctx(0.3)]) == 2*PER_KERNEL_DEFAULT
+  assert pooled(PER_KERNEL_DEFAULT, b, [ctx(0.3), ctx(0.004)]) == 2*PER_KERNEL_DEFAULT - (b.seed_picks - MIN_PER_KERNEL)
+  assert pooled(2, b, [ctx(0.004)]) == 2   # never below a budget smaller than the first batch
   k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
   wide = Beam().descend(Context(scheduler(k.ast, CPU), None, score))[1]
