@@ -110,11 +110,6 @@ class Beam:
   # geomean 0.933x for 0.950x
   speculate: bool = True
   guesses: int = 3   # speculate: guesses of the next round's parents a round may start
-  # speculate only while compile workers are idle: a guess's expansion and picks are pool jobs, and where the pool is full (tune-model,
-  # drop-in and --together searching many kernels) they delay other kernels' real batches. Split 9, 8 kernels at a time: 27% of the
-  # learned search's compiles were never timed, 5.3 a kernel speculation's, and its wall followed its compiles (19.6% of BEAM=2's
-  # compiles, 19.9% of its wall)
-  speculate_idle: bool = True
   # a round's compiles straggle once half are in and they lag this many seconds (and STRAGGLE x that half's time) behind: compile
   # times are heavy-tailed (the H200 store's p50 0.37 s, p90 2.2 s, p99 9.7 s), and a round waits on its slowest (None:
   # search.measure.MIN_WAIT_S). 1 s with speculation, in the same call: wall 18.3%, geomean 0.931x (the stragglers are timed in the
@@ -283,7 +278,6 @@ class Beam:
     st, m = ctx.state, ctx.measurer
     done = [c for c in st["batch"] if c[0] in m.times]
     if 2*len(done) < len(st["batch"]) or st["rounds"] + 1 >= st["max_rounds"]: return
-    if self.speculate_idle and m.pool is not None and m.idle_workers() == 0: return   # asked again after the next timing
     g = st.get("guess")   # the round's latest guess: its parents, their expansions, whether its picks are prefetched, at which timing
     if g is None or (g["picked"] and st["guessed"] < self.guesses and len(done) > g["at"]):
       measured = sorted(st["measured"] + [c for c in done if m.times[c[0]] < math.inf], key=lambda c: m.times[c[0]])

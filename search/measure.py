@@ -131,12 +131,6 @@ class Measurer:
         except (BrokenProcessPool, RuntimeError): self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
         self.compiled += 1
 
-  def idle_workers(self) -> int:
-    """Compile workers with nothing to do now: the pool's workers less the jobs queued or running in it, every kernel's that shares
-    it (concurrent.futures keeps no public count of them)."""
-    if self.pool is None: return 0
-    return max(0, self.workers - len(getattr(self.pool, "_pending_work_items", ())))
-
   def drop(self, o:tuple[Opt, ...]) -> bool:
     """Take back a prefetched compile nobody will measure, if it is still queued in the pool (one running finishes)."""
     if (f := self._ahead.get(o)) is None or not f.cancel(): return False

@@ -545,7 +545,7 @@ def test_speculation_changes_when_a_round_compiles_not_what_it_measures(fixed_ti
   for spec in (False, True):
     m = Measurer(k, "CPU", Budget(measurements=24), workers=2)
     ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
-    Beam(adaptive=False, seed_picks=4, speculate=spec, speculate_idle=False).run(ctx)
+    Beam(adaptive=False, seed_picks=4, speculate=spec).run(ctx)
     runs[spec] = (set(m.times), min(m.times.items(), key=lambda x: x[1]), m.marks.get("speculated", 0), m.compiled)
     m.close()
   assert runs[True][:2] == runs[False][:2] and len(runs[True][0]) > 10
@@ -557,7 +557,7 @@ def test_a_later_timing_that_changes_the_next_rounds_parents_starts_another_gues
   k = _kernel("gemm:m=32:k=32:n=32:fp32")
   m = Measurer(k, "CPU", Budget(measurements=40), workers=2)
   ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
-  b = Beam(adaptive=False, width=1, near_k=0, seed_picks=3, speculate=True, speculate_idle=False)
+  b = Beam(adaptive=False, width=1, near_k=0, seed_picks=3, speculate=True)
   batch = b.prepare(ctx)[:4]
   st = ctx.state
   st.update(batch=st["batch"][:4], guess=None, guessed=0)
@@ -575,31 +575,6 @@ def test_a_later_timing_that_changes_the_next_rounds_parents_starts_another_gues
   assert st["guessed"] == 1
   timed(batch[3], 1e-3)   # the fastest yet: its children are guessed and prefetched too
   assert st["guessed"] == 2 and st["guess"]["beam"] == [batch[3]] and first < set(st["spec"])
-  m.close()
-
-def test_speculation_waits_for_an_idle_compile_worker():
-  # speculate_idle (the default): a guess's expansion and picks are pool jobs, so none starts while every worker is busy (another
-  # kernel's batch compiling); the same timing with a worker idle starts one
-  from search.beam import Beam
-  k = _kernel("gemm:m=32:k=32:n=32:fp32")
-  m = Measurer(k, "CPU", Budget(measurements=40), workers=2)
-  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
-  b = Beam(adaptive=False, width=1, near_k=0, seed_picks=3)
-  batch = b.prepare(ctx)[:4]
-  ctx.state.update(batch=ctx.state["batch"][:4], guess=None, guessed=0)
-  m.times.update({batch[0]: 2e-3, batch[1]: 3e-3})   # half the batch timed: a guess is due
-  import time
-  jobs = [m.pool.submit(time.sleep, 0.5) for _ in range(3)]   # the pool's own count: both workers busy, then none
-  assert m.idle_workers() == 0
-  for j in jobs: j.result()
-  assert m.idle_workers() == 2
-  idle = {"n": 0}
-  m.idle_workers = lambda: idle["n"]
-  for _ in range(3): b._speculate(ctx)
-  assert ctx.state["guessed"] == 0 and ctx.state["guess"] is None
-  idle["n"] = 1
-  b._speculate(ctx)
-  assert ctx.state["guessed"] == 1 and ctx.state["guess"]["beam"] == [batch[0]]
   m.close()
 
 def test_stragglers_compiled_by_the_stop_are_timed_by_the_final_verification():
