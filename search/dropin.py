@@ -8,9 +8,11 @@ tunes a model's: each one's default is timed once, then a pool of `budget` timed
 by expected gain (search.task_scheduler), so a kernel gets what its share of the LINEAR's runtime is worth and a small one keeps its
 default (cached as such). A kernel whose search stopped on its budget is marked so in the cache: a later run searches it further,
 starting from its cached configs, with `retune` or a larger `budget`. A kernel with a symbolic shape (a Variable: GPT-2's position
-under TinyJit) is tuned at a bound, as tinygrad's BEAM does: its twin with each Variable at the middle of its range is searched, and
-it takes the fastest verified config that applies to it (one that leaves its symbolic axes whole, so the same code runs at every
-value); where none does, or the twin's loops differ, it keeps tinygrad's default. The summary says which.
+under TinyJit) is searched as itself, as tinygrad's BEAM searches it: timed with each Variable at the middle of its range, and
+only configs that leave its symbolic axes whole apply (tinygrad refuses to split them), so the same code runs at every value. A concrete
+twin at that value would be searched over configs that split its symbolic axis, which the kernel cannot take: GPT-2's attention
+kernels kept their default that way (r_12_64_(start_pos+1): 77.6 us against BEAM=2's 32.0 on an H100,
+results/logs/dropin/h100_gpt2_kernels).
 
   with tuned(tune=True): out = model(x).realize()     # or tuned-run --tune prog.py ARGS, or KERNTUNE=1 python prog.py (search.hook)"""
 from __future__ import annotations
@@ -94,11 +96,10 @@ class Tuner:
       row = {"name": f"kernel {len(self.rows) + 1}", "key": key, "kernel": "?" if s is None else describe(s), "runs": runs[key], "status": None}
       self.rows.append(row)
       symbolic = s is None or not all(isinstance(d, int) for d in s.full_shape)   # its loop sizes are known only at run time
-      twin = _at_bound(a, s, device) if s is not None and symbolic else None
-      if twin is not None: row["at"] = twin[1]
-      if symbolic and twin is None: row["status"] = "symbolic"
+      if symbolic and s is not None: row["at"] = {v.expr: (v.vmin + v.vmax)//2 for v in a.variables()}   # where it is timed
+      if symbolic and s is None: row["status"] = "symbolic"
       elif self.over(): row["status"] = "over budget"
-      else: todo.append((row, a if twin is None else twin[0], hit, None if twin is None else a))
+      else: todo.append((row, a, hit))
     if not todo: return
     try: self._search(todo, device, table, cache, rest)
     except Exception as e:   # a search that breaks leaves the program running, with tinygrad's defaults where nothing was found
@@ -106,9 +107,8 @@ class Tuner:
       for row, *_ in todo:
         if row["status"] is None: row["status"] = f"failed: {one_line(e, 300)}"
 
-  def _search(self, todo:list[tuple[dict, UOp, dict|None, UOp|None]], device:str, table:dict, cache, rest:float):
-    """Each todo item: its row, the AST searched, its cache entry (a retune) and, for a symbolic kernel, that kernel (the AST searched
-    is its twin at a bound)."""
+  def _search(self, todo:list[tuple[dict, UOp, dict|None]], device:str, table:dict, cache, rest:float):
+    """Each todo item: its row, the kernel's AST and its cache entry (a retune)."""
     from tqdm import tqdm
     from dataset.errors import one_line
     from dataset.kernel import Kernel, opts_from_json, scheduler
@@ -123,7 +123,7 @@ class Tuner:
     say(f"{len(todo)} new kernel(s) on {device}: timing their defaults")
     self._busy = True
     try:
-      for i, (row, a, hit, _) in enumerate(todo):
+      for i, (row, a, hit) in enumerate(todo):
         try:
           m = Measurer(Kernel(a.key.hex(), a, row["name"], "dropin", "dropin"), device, Budget(), workers=workers, timing=self.timing)
           ctxs[i] = Context(scheduler(a, m.ren), m, None, random.Random(0))
@@ -225,15 +225,11 @@ class Tuner:
 
   def _finish(self, item:tuple, c, alloc:int, base:int, now_us:float, device:str, table:dict, cache):
     """A kernel's answer into the cache and `table`: its search's fastest verified config, or its default where no round was worth it."""
-    from dataset.kernel import opts_to_json, scheduler
-    from dataset.sampler import hand_coded, replay
+    from dataset.kernel import opts_to_json
     from search.strategies import finish
     from search.task_scheduler import FIRST_GAIN, STOP_GAIN
-    row, a, hit, sym = item
+    row, a, hit = item
     m, t0 = c.measurer, time.perf_counter()
-    # a symbolic kernel takes the fastest verified config of its twin that applies to it: one that leaves its symbolic axes whole
-    sym_base = None if sym is None else scheduler(sym, m.ren)
-    fits = lambda p, o: sym_base is None or (replay(sym_base, p) is not None and (p == o.opts or m.verify(p) is None))
     if row["status"] is None and alloc > 0:
       o = finish(c, "beam", row["search_s"])
       row.update(timed=o.timed - base, budget=alloc, stopped="converged" if c.state.get("stopped") and c.state.get("max_rounds", 0) > 1 else "budget")
@@ -241,17 +237,12 @@ class Tuner:
       row["first_untimed"] = [opts_to_json(p) for p in c.first_batch if m.times.get(p, math.inf) == math.inf]
       if m.errors: row["errors"] = dict(Counter(e.split(":")[0][:60] for e in m.errors.values()))
       self.timed += row["timed"]
-      pick = next((p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get) if fits(p, o)), None) if o.verified else None
       row["search_s"] += time.perf_counter() - t0
       if not o.verified: row["status"] = f"failed: {o.check}"
-      elif pick is None:   # nothing found applies to the symbolic kernel: tinygrad's default, cached so a rerun decides nothing
-        row.update(status="symbolic", stopped="symbolic")
-        cache.put(row["key"], device, opts_to_json(hand_coded(sym_base)), time_us=None, hand_coded_us=o.hand_time_s*1e6, name=row["kernel"],
-                  strategy="default", tune_s=round(row["search_s"], 3), timed=row["timed"], stopped="symbolic", kernel_budget=self.budget)
-        table[row["key"]] = hand_coded(sym_base)
       else:
+        pick = o.opts
         row.update(status="tuned", us=m.times[pick]*1e6, default_us=o.hand_time_s*1e6)
-        top = [p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get) if sym_base is None or replay(sym_base, p)][:TOP]
+        top = [p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get)][:TOP]
         cache.put(row["key"], device, opts_to_json(pick), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
                   strategy="dropin", tune_s=round(row["search_s"], 3), timed=row["timed"], compiled=o.compiled, stopped=row["stopped"],
                   kernel_budget=self.budget, top=[opts_to_json(p) for p in top], **({"at": row["at"]} if "at" in row else {}))
@@ -260,7 +251,7 @@ class Tuner:
     elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
       small = row["runs"]*row["default_us"]*FIRST_GAIN < STOP_GAIN*now_us
       row.update(status="small" if small else "over budget", us=row["default_us"], stopped="small" if small else "budget")
-      hand = m.hand if sym_base is None else hand_coded(sym_base)
+      hand = m.hand
       cache.put(row["key"], device, opts_to_json(hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
                 strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)
       table[row["key"]] = hand
@@ -301,18 +292,6 @@ def _scheduler(ast:UOp, device:str):
   from dataset.device import renderer_for
   from dataset.kernel import scheduler
   try: return scheduler(ast, renderer_for(device, compiler=False))
-  except Exception: return None
-
-def _at_bound(ast:UOp, s, device:str) -> tuple[UOp, dict[str, int]]|None:
-  """A symbolic kernel's twin with each Variable at the middle of its range, where tinygrad's BEAM times it (postrange.args_from_ast),
-  and those values; None where the twin's loops differ from the kernel's (`s`, its Scheduler: its configs would not carry over)."""
-  from dataset.kernel import scheduler
-  try:
-    at = {v: (v.vmin + v.vmax)//2 for v in ast.variables()}
-    twin = ast.substitute({v: v.const_like(x) for v, x in at.items()})
-    t = scheduler(twin, s.ren)
-    if len(s.full_shape) != len(t.full_shape) or s.axis_types != t.axis_types or not all(isinstance(d, int) for d in t.full_shape): return None
-    return twin, {v.expr: x for v, x in at.items()}
   except Exception: return None
 
 def _flag(v:str|None) -> bool: return v not in (None, "", "0")
