@@ -19,6 +19,16 @@ def available(name:str) -> bool:
 
 def default_device() -> str: return "CUDA" if available("CUDA") else "CPU"
 
+def cuda_arch(index:int=0) -> str|None:
+  """CUDA device `index`'s arch (sm_90) from the driver, without a context (no device is opened: a thread may ask while the
+  program opens its own); None where there is no CUDA driver or device."""
+  try:
+    from tinygrad.runtime.autogen import cuda
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceComputeCapability(ctypes.byref(major), ctypes.byref(minor), index) != 0: return None
+    return f"sm_{major.value}{minor.value}"
+  except Exception: return None
+
 def open_device(name:str):
   if name not in DEVICES: raise DeviceError(f"unknown device {name!r}: choose one of {', '.join(DEVICES)}")
   try: return Device[name]

@@ -116,6 +116,10 @@ def enable(path:str|os.PathLike|None=None, tune:bool=False, tuner=None) -> Tuned
   _install()
   _active.append(c := TunedCache(path or DEFAULT))
   _tuners.append(tuner)
+  from tinygrad.helpers import DEV
+  if DEV.device == "CUDA" and hasattr(tuner, "pool_workers"):   # its compile pool starts while the program builds its model
+    from search.measure import prestart
+    prestart(tuner.pool_workers("CUDA"))
   return c
 def disable():
   if _active: _active.pop(); _tuners.pop()

@@ -107,6 +107,10 @@ class Tuner:
       for row, *_ in todo:
         if row["status"] is None: row["status"] = f"failed: {one_line(e, 300)}"
 
+  def pool_workers(self, device:str) -> int:
+    """Compile workers a search on `device` uses: `workers`, or on a GPU every core but the one that times."""
+    return self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
+
   def _search(self, todo:list[tuple[dict, UOp, dict|None]], device:str, table:dict, cache, rest:float):
     """Each todo item: its row, the kernel's AST and its cache entry (a retune)."""
     from tqdm import tqdm
@@ -117,7 +121,7 @@ class Tuner:
     from search.context import Context
     from search.measure import Budget, Measurer
     from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, pooled, schedule, work_of
-    workers = self.workers if self.workers is not None else (0 if device == "CPU" else max(0, (os.cpu_count() or 1) - 1))
+    workers = self.pool_workers(device)
     strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
     say(f"{len(todo)} new kernel(s) on {device}: timing their defaults")

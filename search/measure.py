@@ -30,14 +30,31 @@ CAP_S = 10.0
 # looks for one each POLL_S
 HUNG_S, POLL_S = hang_limit(COMPILE_TIMEOUT_S), 1.0
 _POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
-def shared_pool(device:str, workers:int) -> ProcessPoolExecutor:
+_POOL_LOCK = threading.Lock()   # drop-in starts its pool in a thread of its own (prestart) while the program runs on
+def shared_pool(device:str, workers:int, ren=None) -> ProcessPoolExecutor:
   """One compile pool per (device, workers) for the whole process, as tinygrad's BEAM keeps one: starting 15 spawned workers
-  costs seconds, which a search of a few seconds must not pay for every kernel."""
-  if (p := _POOLS.get((device, workers))) is None:
-    # the workers also score (model descents, expansions): the cost model's modules load in the background while they compile
-    p = _POOLS[(device, workers)] = make_pool(workers, renderer_for(device), [], COMPILE_TIMEOUT_S, preload=("models.cost_model",))
-    for _ in range(workers): p.submit(int)   # spawn every worker now: they start while the caller scores its first candidates
-  return p
+  costs seconds, which a search of a few seconds must not pay for every kernel. `ren`: the renderer its workers compile for
+  (default: the device's own)."""
+  with _POOL_LOCK:
+    if (p := _POOLS.get((device, workers))) is None:
+      # the workers also score (model descents, expansions): the cost model's modules load in the background while they compile
+      p = _POOLS[(device, workers)] = make_pool(workers, ren or renderer_for(device), [], COMPILE_TIMEOUT_S, preload=("models.cost_model",))
+      for _ in range(workers): p.submit(int)   # spawn every worker now: they start while the caller scores its first candidates
+    return p
+
+def prestart(workers:int) -> threading.Thread|None:
+  """Start the CUDA compile pool in a thread now, when the program says it runs on CUDA (DEV=CUDA), so that the seconds its workers
+  take to start pass while the program builds its model rather than inside its first tuning (ViT-Ti's drop-in on an H100: 4.0 of
+  its 14.7 s of search were the defaults phase, most of it the pool's start). The renderer is built from the driver's arch: the
+  program's device is not opened here. Nothing starts elsewhere, or where the arch is unknown."""
+  from tinygrad.helpers import DEV
+  from dataset.device import cuda_arch
+  if workers < 2 or DEV.device != "CUDA" or ("CUDA", workers) in _POOLS: return None
+  def start():
+    with contextlib.suppress(Exception):
+      if (arch := cuda_arch()) is not None: shared_pool("CUDA", workers, renderer_for("CUDA", arch))
+  (t := threading.Thread(target=start, daemon=True, name="kerntune-pool-start")).start()
+  return t
 
 def _close_pools():
   for p in _POOLS.values(): kill_pool(p)   # a hung worker would otherwise hold up the exit: it waits for every pool's running calls

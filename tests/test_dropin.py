@@ -238,3 +238,23 @@ def test_a_missing_cost_model_leaves_the_program_running_on_defaults(tmp_path):
   np.testing.assert_allclose(out, _forward(w0, x0), rtol=1e-5)
   assert t.rows and all(r["status"].startswith("failed: ") and "nope.txt" in r["status"] for r in t.rows)
   assert not TunedCache(tmp_path / "tuned.json").entries
+
+def test_a_cuda_program_starts_its_compile_pool_while_it_builds_its_model(monkeypatch):
+  # drop-in on DEV=CUDA starts the compile pool in a thread at enable, for the driver's arch, without opening the program's device;
+  # on any other device nothing starts (no GPU here: the driver's arch and the pool are stand-ins that record the call)
+  import search.measure as M
+  from tinygrad.helpers import Context as TGContext
+  started = []
+  monkeypatch.setattr("dataset.device.cuda_arch", lambda index=0: "sm_90")
+  monkeypatch.setattr(M, "renderer_for", lambda dev, arch=None: ("renderer", dev, arch))
+  monkeypatch.setattr(M, "shared_pool", lambda dev, workers, ren=None: started.append((dev, workers, ren)))
+  assert M.prestart(4) is None and started == []   # the CPU
+  with TGContext(DEV="CUDA"):
+    (t := M.prestart(4)).join(10)
+    assert M.prestart(1) is None   # no pool for fewer than two workers
+  assert started == [("CUDA", 4, ("renderer", "CUDA", "sm_90"))]
+  started.clear()
+  with TGContext(DEV="CUDA"):   # enable() does it for a tuner, with the workers its search would use
+    with tuned(tune=True, tuner=Tuner(workers=3, quiet=True)): pass
+    for th in [x for x in __import__("threading").enumerate() if x.name == "kerntune-pool-start"]: th.join(10)
+  assert started == [("CUDA", 3, ("renderer", "CUDA", "sm_90"))]
