@@ -9,9 +9,9 @@ by expected gain (search.task_scheduler), so a kernel gets what its share of the
 default (cached as such). A kernel whose search stopped on its budget is marked so in the cache: a later run searches it further,
 starting from its cached configs, with `retune` or a larger `budget`. A kernel with a symbolic shape (a Variable: GPT-2's position
 under TinyJit) is searched as itself, as tinygrad's BEAM searches it: timed with each Variable at the middle of its range, and
-only configs that leave its symbolic axes whole apply (tinygrad refuses to split them), so the same code runs at every value. A concrete
-twin at that value would be searched over configs that split its symbolic axis, which the kernel cannot take: GPT-2's attention
-kernels kept their default that way (r_12_64_(start_pos+1): 77.6 us against BEAM=2's 32.0 on an H100,
+only configs that leave its symbolic axes whole apply (tinygrad refuses to split them), so the same code runs at every value. A
+concrete twin at that value would be searched over configs that split its symbolic axis, which the kernel cannot take: GPT-2's
+attention kernels kept their default that way (r_12_64_(start_pos+1): 77.6 us against BEAM=2's 32.0 on an H100,
 results/logs/dropin/h100_gpt2_kernels).
 
   with tuned(tune=True): out = model(x).realize()     # or tuned-run --tune prog.py ARGS, or KERNTUNE=1 python prog.py (search.hook)"""
@@ -244,21 +244,19 @@ class Tuner:
       row["search_s"] += time.perf_counter() - t0
       if not o.verified: row["status"] = f"failed: {o.check}"
       else:
-        pick = o.opts
-        row.update(status="tuned", us=m.times[pick]*1e6, default_us=o.hand_time_s*1e6)
+        row.update(status="tuned", us=m.times[o.opts]*1e6, default_us=o.hand_time_s*1e6)
         top = [p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get)][:TOP]
-        cache.put(row["key"], device, opts_to_json(pick), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
+        cache.put(row["key"], device, opts_to_json(o.opts), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
                   strategy="dropin", tune_s=round(row["search_s"], 3), timed=row["timed"], compiled=o.compiled, stopped=row["stopped"],
                   kernel_budget=self.budget, top=[opts_to_json(p) for p in top], **({"at": row["at"]} if "at" in row else {}))
-        table[row["key"]] = pick
+        table[row["key"]] = o.opts
     elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
     elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
       small = row["runs"]*row["default_us"]*FIRST_GAIN < STOP_GAIN*now_us
       row.update(status="small" if small else "over budget", us=row["default_us"], stopped="small" if small else "budget")
-      hand = m.hand
-      cache.put(row["key"], device, opts_to_json(hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
+      cache.put(row["key"], device, opts_to_json(m.hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
                 strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)
-      table[row["key"]] = hand
+      table[row["key"]] = m.hand
 
   def report(self, cache_path) -> dict:
     """The whole run: counts, seconds, and every kernel's row (KERNTUNE_REPORT writes it as JSON)."""

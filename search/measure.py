@@ -30,7 +30,7 @@ CAP_S = 10.0
 # looks for one each POLL_S
 HUNG_S, POLL_S = hang_limit(COMPILE_TIMEOUT_S), 1.0
 _POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
-_POOL_LOCK = threading.Lock()   # drop-in starts its pool in a thread of its own (prestart) while the program runs on
+_POOL_LOCK = threading.Lock()   # prestart creates a pool in a thread of its own while the program goes on
 def shared_pool(device:str, workers:int, ren=None) -> ProcessPoolExecutor:
   """One compile pool per (device, workers) for the whole process, as tinygrad's BEAM keeps one: starting 15 spawned workers
   costs seconds, which a search of a few seconds must not pay for every kernel. `ren`: the renderer its workers compile for

@@ -28,9 +28,10 @@ ROOM_GAIN = 0.1
 # a kernel's first batch and model descent in proportion to its share of the model's default time, full from this share up
 # (first_effort; tune-model --first-share, drop-in KERNTUNE_FIRST_SHARE, both off by default). Every kernel's descent runs in the
 # compile pool before its first batch compiles, and EfficientNet-B0's tuning (57 kernels, 45 under 1% of its time each) spent 21
-# of its 39 s waiting on that pool. Measured on the six unseen networks, one run each beside the default (results/first_share_ab.md):
-# EfficientNet's tuning 45 -> 25 s but its latency 0.97x -> 1.05x BEAM=2's; on a Llama block the pooled budget it frees went to
-# later rounds of its GEMMs (1.09x -> 0.99x, 23 -> 37 s). It moves budget more than it saves it: off until the pool shrinks with it.
+# of its 39 s waiting on that pool. Measured on the six unseen networks beside the default (results/first_share_ab.md), with the
+# pooled budget shrinking with the smaller batches (pooled): it saves time on every network (EfficientNet 45 -> 20 s) but 3-4 picks
+# and a width-1 descent leave a CNN's 1-4% pointwise and depthwise convs 20-50% slower, and together they are most of its time
+# (MobileNetV2 0.95x -> 1.04x BEAM=2's latency, EfficientNet 0.98x -> 1.02x): off.
 FIRST_SHARE = 0.05
 
 def first_effort(strat, share:float|None, first_share:float|None) -> tuple[int|None, int|None]:
