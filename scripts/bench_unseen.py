@@ -278,15 +278,19 @@ def descent_reach(model_path:str, results:list[Path], min_ratio:float=1.2) -> di
 def anytime(results:list[Path], at:tuple[int, ...]=(9, 16, 23, 30)) -> list[dict]:
   """Offline: had each kernel's search stopped after N timings, its answer's ratio to BEAM=2 (its final ratio, scaled by the search's
   own best at N over its final best) and the wall spent by then (the N-th timing's time) over BEAM=2's, summed; N=0 is the whole
-  search. What the rounds after the first batch buy, and cost."""
+  search. Kernels searched together (--together) share their group's wall: the group's wall by then is its kernels' latest N-th
+  timing (their trajectories count from the group's start), not their sum. What the rounds after the first batch buy, and cost."""
   out = []
   for p in results:
     ks = [e for e in json.loads(p.read_text())["kernels"] if e.get("verified") and e.get("trajectory") and e.get("beam2_us")]
     for n in (*at, 0):
       pick = [e["trajectory"][min(n, len(e["trajectory"])) - 1] if n else e["trajectory"][-1] for e in ks]
       r = [t[2]/e["trajectory"][-1][2]*e["learned_us"]/e["beam2_us"] for t, e in zip(pick, ks)]
+      groups: dict = {}   # a kernel searched alone is a group of its own
+      for i, e in enumerate(ks): groups.setdefault(e.get("together_wall_s", ("alone", i)), []).append(i)
+      wall = sum(max(pick[i][1] for i in g) if n else sum(ks[i]["learned_s"] for i in g) for g in groups.values())
       out.append({"split": p.name, "timings": n or "all", "geomean_vs_beam2": round(geomean(r), 3), "over_1.2x": sum(x > 1.2 for x in r),
-                  "wall_share": round(sum(t[1] if n else e["learned_s"] for t, e in zip(pick, ks))/sum(e["beam2_s"] for e in ks), 3)})
+                  "wall_share": round(wall/sum(e["beam2_s"] for e in ks), 3)})
   return out
 
 def geomean(xs:list[float]) -> float: return math.exp(sum(math.log(x) for x in xs)/len(xs)) if xs else math.nan

@@ -221,6 +221,11 @@ def test_anytime_gives_the_answer_and_wall_had_a_search_stopped_after_n_timings(
   rows = {r["timings"]: r for r in mod.anytime([tmp_path / "unseen_s9.json"])}
   assert rows[9]["geomean_vs_beam2"] == 2.0 and rows[9]["wall_share"] == 0.09 and rows[16]["geomean_vs_beam2"] == 1.0
   assert rows[30]["wall_share"] == 0.2 and rows["all"]["wall_share"] == 0.22   # past its end: its last timing; all: its whole wall
+  # two kernels searched together: their trajectories share the group's clock, so the group's wall by then is the later of the two
+  both = [{**e, "together_wall_s": 12.0, "learned_s": 6.0, "beam2_s": 25.0}, {**e, "trajectory": traj[:10], "together_wall_s": 12.0, "learned_s": 6.0, "beam2_s": 25.0}]
+  (tmp_path / "unseen_s9.json").write_text(json.dumps({"kernels": both}))
+  rows = {r["timings"]: r for r in mod.anytime([tmp_path / "unseen_s9.json"])}
+  assert rows[9]["wall_share"] == 0.09 and rows[16]["wall_share"] == 0.16 and rows["all"]["wall_share"] == 0.24
 
 def test_drop_held_out_removes_the_benchmarks_kernels_from_an_extracted_store(tmp_path):
   from dataset.kernel import Kernel
