@@ -84,6 +84,15 @@ def run(a) -> int:
   order = list(range(lo, hi))[a.part[0]::a.part[1]] if a.part else list(range(lo, hi))
   if a.shuffle is not None: random.Random(a.shuffle).shuffle(order)   # a call cut off by its time limit leaves a random subset, not a tail
   if a.together > 1: res["together"] = a.together
+  if a.beam_first is not None:   # every kernel's BEAM=2 before any learned search: each is timed under the load of its own kind
+    res["beam_first"] = True
+    for oi in order:
+      for k in kernels_of(specs[oi], device):
+        if k.key not in done and k.key not in seen and (k.key not in beam or a.beam_again):
+          try: beam_search(a, k, device, beam, beam_path, f"{dev_name} ({arch})")
+          except Exception as ex: print(f"[{oi}] {k.name}: BEAM=2 failed: {one_line(ex, 300)}", flush=True)
+    if a.beam_first: barrier(Path(a.beam_first), a.part or (0, 1), a.barrier_s)
+    a.beam_again = False   # searched just now
   for ci in range(0, len(order), a.together):
     ops = [(oi, specs[oi], [k for k in kernels_of(specs[oi], device) if k.key not in done and k.key not in seen]) for oi in order[ci:ci + a.together]]
     ops = [(oi, spec, ks) for oi, spec, ks in ops if ks and not (a.cached_beam_only and any(k.key not in beam for k in ks))]
@@ -139,6 +148,26 @@ def learn_together(a, kernels:list, device:str, scorer, rot:int) -> dict[str, li
     for k, (o, m) in zip(kernels, outs): reps[k.key][r] = (o, m, wall/len(kernels), wall); m.close()
   return reps
 
+def beam_search(a, k, device:str, beam:dict, beam_path:Path, dev:str) -> dict:
+  """tinygrad's BEAM=2 on kernel k: its pick and search cost, into the cache (written at once: a cut-off call keeps it)."""
+  from dataset.kernel import opts_to_json
+  from search.cli import search_kernels
+  from search.measure import Budget
+  (ob, mb), = search_kernels([k], device, "tinygrad-beam", Budget(), None, 0, a.workers, amt=2)
+  mb.close()
+  b = beam[k.key] = {"opts": opts_to_json(ob.opts), "search_s": round(ob.search_s, 3), "timed": ob.timed, "compiled": ob.compiled,
+                     "verified": ob.verified, "device": dev, "date": time.strftime("%Y-%m-%d %H:%M")}
+  beam_path.write_text(json.dumps(beam, indent=1))
+  return b
+
+def barrier(d:Path, part:tuple[int, int], limit_s:float) -> None:
+  """Mark this part's BEAM=2 phase done in d and wait (at most limit_s) until every part's is: no learned search starts while
+  another GPU's BEAM=2 still runs."""
+  d.mkdir(parents=True, exist_ok=True)
+  (d / f"beam_done.{part[0]}").touch()
+  end = time.time() + limit_s
+  while len(list(d.glob("beam_done.*"))) < part[1] and time.time() < end: time.sleep(1)
+
 def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict, beam_path:Path, res:dict, res_path:Path, dev:str,
                learned:dict|None=None):
   """One op's kernels: the learned search (or its runs in `learned`, from learn_together), BEAM=2 (or its cached pick), re-timed
@@ -165,12 +194,7 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
       m_r.close()
     for r in range(1, a.repeats): row[extra[r - 1]]["opts"].append(opts_to_json(reps[r][0].opts))
     (o, m, learned_s, wall) = reps[0]
-    if (b := beam.get(k.key)) is None or a.beam_again:
-      (ob, mb), = search_kernels([k], device, "tinygrad-beam", Budget(), None, 0, a.workers, amt=2)
-      mb.close()
-      b = beam[k.key] = {"opts": opts_to_json(ob.opts), "search_s": round(ob.search_s, 3), "timed": ob.timed, "compiled": ob.compiled,
-                         "verified": ob.verified, "device": dev, "date": time.strftime("%Y-%m-%d %H:%M")}
-      beam_path.write_text(json.dumps(beam, indent=1))
+    b = beam[k.key] if k.key in beam and not a.beam_again else beam_search(a, k, device, beam, beam_path, dev)
     for n, opts in (("learned", o.opts), ("beam2", tuple(opts_from_json(b["opts"]))), ("hand", o.hand_opts)): row[n]["opts"].append(opts_to_json(opts))
     entries.append({"name": k.name, "key": k.key, "op": spec, "learned_s": round(learned_s, 3), "learned_timed": o.timed,
                     "learned_compiled": o.compiled, "beam2_s": b["search_s"], "beam2_timed": b["timed"], "beam2_compiled": b["compiled"],
@@ -423,6 +447,10 @@ def main(argv=None) -> int:
                   "results/unseen_beam2.json, results/unseen_sSEED_beam2.json for a --split)")
   ap.add_argument("--merge", nargs="+", metavar="JSON", help="join runs of disjoint kernels (e.g. one per GPU) into OUT and exit")
   ap.add_argument("--beam-again", action="store_true", help="run BEAM=2's search even where the cache has its pick")
+  ap.add_argument("--beam-first", nargs="?", const="", default=None, metavar="BARRIER_DIR", help="every kernel's BEAM=2 search before "
+                  "any learned one, so that each is timed under the load of its own kind; with BARRIER_DIR, the --part processes of one "
+                  "host wait there for each other's BEAM=2 phase before their learned searches start")
+  ap.add_argument("--barrier-s", type=float, default=1800, help="the longest --beam-first waits for the other parts (seconds)")
   ap.add_argument("--cached-beam-only", action="store_true", help="only the configurations whose kernels all have a BEAM=2 pick in the cache")
   ap.add_argument("--range", default=None, metavar="LO:HI", help="only these configurations (indices into --list)")
   ap.add_argument("--part", default=None, metavar="I/N", help="only every N-th configuration from the I-th (0-based) of --range: one GPU's "

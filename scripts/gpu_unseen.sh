@@ -8,18 +8,21 @@
 # searched again; RESUME=1 starts from results/NAME.json and measures only the kernels it lacks. Then, here (several GPUs: their runs merged, BEAM=2 caches too):
 #   tar xzf FILES_AT/unseen.tgz -C out/u && python scripts/bench_unseen.py [--split S] --merge out/u/g*/NAME.json --out results
 #   (one GPU: cp FILES_AT/NAME*.json results/)
-#   usage: [SPLIT=S] [RESUME=1] bash scripts/gpu_unseen.sh SECONDS [LO:HI] [BENCH_ARGS...]
+# BEAM_FIRST=1: every part runs its BEAM=2 searches first and the parts meet at a barrier before their learned searches (bench_unseen
+# --beam-first), so that neither kind is timed while the other loads the host's cores.
+#   usage: [SPLIT=S] [RESUME=1] [BEAM_FIRST=1] bash scripts/gpu_unseen.sh SECONDS [LO:HI] [BENCH_ARGS...]
 set -u
 source scripts/gpu_host.sh
 NAME=unseen${SPLIT:+_s$SPLIT}; S=(${SPLIT:+--split $SPLIT})
 R=${2:-0:$(python3 scripts/bench_unseen.py "${S[@]}" --list | grep -c "^ *[0-9]")}; LO=${R%%:*}; HI=${R##*:}
-i=0
+i=0; B=()
+[ -n "${BEAM_FIRST:-}" ] && B=(--beam-first "$(mktemp -d /tmp/unseen_barrier.XXXX)")
 for g in ${GPUS//,/ }; do
   d=$OUT; [ $N -gt 1 ] && d=$OUT/g$i; mkdir -p $d
   [ -f results/${NAME}_beam2.json ] && cp results/${NAME}_beam2.json $d/
   A=; [ "${RESUME:-0}" = 1 ] && [ -f results/$NAME.json ] && cp results/$NAME.json $d/ && A=--resume
   CUDA_VISIBLE_DEVICES=$g timeout ${1:-540} python3 scripts/bench_unseen.py "${S[@]}" --device CUDA --workers $W --out $d \
-    --beam-cache $d/${NAME}_beam2.json --range $LO:$HI --part $i/$N $A "${@:3}" > $d/$NAME.log 2>&1 &
+    --beam-cache $d/${NAME}_beam2.json --range $LO:$HI --part $i/$N $A "${B[@]}" "${@:3}" > $d/$NAME.log 2>&1 &
   i=$((i+1))
 done
 wait

@@ -1,7 +1,7 @@
 """The unseen benchmark (dataset/unseen.py; scripts/bench_unseen.py measures it) is frozen and held out: its list never changes, and
 none of its kernels is in the shipped stores, their shards or the histories (so in no training data, offline search or history a
 search starts from)."""
-import gzip, json, shutil, sqlite3
+import gzip, json, shutil, sqlite3, time
 from pathlib import Path
 import pytest
 from dataset import unseen as bench_unseen
@@ -165,6 +165,24 @@ def test_part_deals_configurations_round_robin(tmp_path, monkeypatch):
   for bad in ("3/3", "x", "1/0"):
     with pytest.raises(SystemExit) as e: mod.main(["--split", "3", "--part", bad, "--out", str(tmp_path)])
     assert e.value.code == 2
+
+def test_beam_first_searches_every_kernel_with_beam2_before_any_learned_search(tmp_path, monkeypatch):
+  # --beam-first: each part's BEAM=2 searches all run before its learned ones, and the parts of one host meet at a barrier between the
+  # phases, so that neither kind is timed while the other loads the host's cores
+  import importlib.util, sys
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  events = []
+  monkeypatch.setattr(mod, "beam_search", lambda a, k, *rest: events.append("beam"))
+  monkeypatch.setattr(mod, "measure_op", lambda a, oi, *rest: events.append(oi))
+  (bar := tmp_path / "barrier").mkdir()
+  (bar / "beam_done.1").touch()   # the other part is done already: no wait
+  assert mod.main(["--split", "3", "--range", "0:4", "--part", "0/2", "--beam-first", str(bar), "--device", "CPU", "--workers", "1",
+                   "--out", str(tmp_path), "--no-plot"]) == 0
+  assert events[events.index(0):] == [0, 2] and set(events[:events.index(0)]) == {"beam"} and (bar / "beam_done.0").is_file()
+  st = time.time()   # a part whose partner never comes waits no longer than --barrier-s
+  mod.barrier(tmp_path / "other", (0, 2), 1.5)
+  assert 1.0 < time.time() - st < 10
 
 def test_rank_pairs_scores_the_learned_answer_against_beam2s(tmp_path, capsys):
   # bench_unseen --rank-pairs (offline, no GPU): per measured kernel where the two answers differ by 5% or more, whether the model
