@@ -103,7 +103,8 @@ class Beam:
   near_k: int = 3
   # compile the next round while this one is timed: once half a batch is timed, the parents the next round would have then are
   # expanded and their picks prefetched (again, up to `guesses` a round, when a later timing changes those parents); where the
-  # round's end leaves the parents as one guess had them, its batch is compiled or compiling.
+  # round's end leaves the parents as one guess had them, its batch is compiled or compiling. Under a task scheduler, only where it
+  # expects to give the kernel another round (Context.again).
   # The picks are the same either way, only when they compile changes (and so which compiles straggle into a later round). Rounds
   # wait on compiles: split 3's learned wall was 86 of 182 s in waits of over 0.25 s between timings, most between rounds. Measured
   # on split 3 against the old default in one call (2 x H100, results/unseen_s3_variants.md): wall 19.3% of BEAM=2's for 20.2%,
@@ -277,7 +278,7 @@ class Beam:
     `guesses` a round. _next reuses each parent's expansion it takes, and drops the prefetched picks it does not."""
     st, m = ctx.state, ctx.measurer
     done = [c for c in st["batch"] if c[0] in m.times]
-    if 2*len(done) < len(st["batch"]) or st["rounds"] + 1 >= st["max_rounds"]: return
+    if not ctx.again or 2*len(done) < len(st["batch"]) or st["rounds"] + 1 >= st["max_rounds"]: return
     g = st.get("guess")   # the round's latest guess: its parents, their expansions, whether its picks are prefetched, at which timing
     if g is None or (g["picked"] and st["guessed"] < self.guesses and len(done) > g["at"]):
       measured = sorted(st["measured"] + [c for c in done if m.times[c[0]] < math.inf], key=lambda c: m.times[c[0]])

@@ -80,5 +80,6 @@ class Context:
   first_batch: list[tuple[Opt, ...]] = field(default_factory=list)   # the first batch, as compiled ahead (drop-in reports what of it went untimed)
   seed_picks: int|None = None      # the model's picks in this kernel's first batch, if not the beam's own (task_scheduler.first_effort)
   descent_width: int|None = None   # its model descent's width, if not the beam's own (likewise)
+  again: bool = True               # a round after this one is expected (task_scheduler.schedule's again): worth guessing it ahead
   def expand(self, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1) -> Expansion:
     return Expansion(self, parents, near, alongside)

@@ -120,7 +120,7 @@ class Tuner:
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, pooled, schedule, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, guess_us, pooled, schedule, work_of
     workers = self.pool_workers(device)
     strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -140,17 +140,35 @@ class Tuner:
         for row, *_ in todo: row["status"] = f"failed: {one_line(e, 300)}"
         return
       for c in ctxs.values(): c.score = scorer
+      if self.budget <= strat.seed_picks:   # a budget too small for the beam's first batch: one round of what it pays for (Beam.one_round)
+        for c in ctxs.values(): c.measurer.budget.measurements = c.measurer.timed + self.budget
+      # the first batches, costliest kernel first (as tune-model); their model descents start in the pool while the defaults are
+      # timed here (as tune-model's: a window at a time, by the default once timed), and the rounds start as soon as one is ready,
+      # while the other kernels' descents go on. With first_share a descent goes by its kernel's share: they start after the defaults
+      live, first, sizes = [], [], {}
+      def weight(i:int) -> float:
+        d = todo[i][0].get("default_us")
+        return todo[i][0]["runs"]*(guess_us(ctxs[i].base) if d is None else 0.0 if d == math.inf else d)
+      def admit(ready:list):
+        for p, batch in ready:
+          i = ids[p]
+          if isinstance(batch, Exception): todo[i][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"; continue
+          sizes[i], ctxs[i].first_batch = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL, list(batch)
+          todo[i][0]["first_batch"] = len(batch)
+          if i in live: first[live.index(i)] = sizes[i]
+      early = not self.first_share and workers > 1 and (self.total is None or self.timed < self.total)
+      ids = list(ctxs) if early else []
+      prep = Preparing(strat, [ctxs[i] for i in ids], lambda p: weight(ids[p]), workers) if early else None
       for i, c in ctxs.items():   # the defaults (their compiles started with the Measurers): the shares go by them
         row, m = todo[i][0], c.measurer
         try: row["default_us"] = m.measure([m.hand])[0]*1e6
         except Exception as e: row["status"] = f"failed: {one_line(e, 300)}"
         else:
           if row["default_us"] == math.inf: row["status"] = f"failed: the default does not run ({m.errors.get(m.hand, '?')})"
+        if prep is not None: admit(prep.poll())
       t_phase = self._phase("defaults", st)
-      live = sorted((i for i in ctxs if todo[i][0]["status"] is None), key=lambda i: -todo[i][0]["runs"]*todo[i][0]["default_us"])
+      live += sorted((i for i in ctxs if todo[i][0]["status"] is None), key=lambda i: -todo[i][0]["runs"]*todo[i][0]["default_us"])
       seconds = None if self.total_s is None else max(0.0, self.total_s - self.spent_s - (time.perf_counter() - st))
-      if self.budget <= strat.seed_picks:   # a budget too small for the beam's first batch: one round of what it pays for (Beam.one_round)
-        for i in live: ctxs[i].measurer.budget.measurements = ctxs[i].measurer.timed + self.budget
       if self.first_share and live:
         whole = rest + sum(todo[i][0]["runs"]*todo[i][0]["default_us"] for i in live)
         for i in live:
@@ -159,14 +177,9 @@ class Tuner:
       for i in live: todo[i][0]["first_picks"] = strat.first_batch(ctxs[i])
       total = pooled(self.budget, strat, [ctxs[i] for i in live])
       if self.total is not None: total = min(total, max(0, self.total - self.timed))
-      # the first batches, costliest kernel first (as tune-model); the rounds start as soon as one is ready, while the other
-      # kernels' descents go on in the pool
-      prep, first = Preparing(strat, [ctxs[i] for i in live] if total else []), [MIN_PER_KERNEL]*len(live)
-      def admit(ready:list):
-        for j, batch in ready:
-          if isinstance(batch, Exception): todo[live[j]][0]["status"] = f"failed: search setup ({one_line(batch, 300)})"; continue
-          first[j], ctxs[live[j]].first_batch = len(set(batch) - {ctxs[live[j]].measurer.hand}) or MIN_PER_KERNEL, list(batch)
-          todo[live[j]][0]["first_batch"] = len(batch)
+      first += [sizes.get(i, MIN_PER_KERNEL) for i in live]
+      if prep is None: ids, prep = [i for i in live] if total else [], Preparing(strat, [ctxs[i] for i in live] if total else [])
+      elif not total: prep.close()
       admit(prep.wait())
       t_phase = self._phase("first_batches", t_phase)
       setup = (time.perf_counter() - st)/max(1, len(ctxs))
@@ -201,7 +214,9 @@ class Tuner:
                                       first, ahead, slots=workers, rest=rest,
                                       work=[work_of(ctxs[i].base) for i in live], next_gain=self.next_gain,
                                       stop=STOP_GAIN if self.stop_gain is None else self.stop_gain,
-                                      pending=lambda j: (admit(prep.poll()), j in prep.left)[1], wait=lambda: admit(prep.wait())))) if live else {}
+                                      pending=lambda j: (admit(prep.poll()), ids.index(live[j]) in prep.left if live[j] in ids else False)[1],
+                                      wait=lambda: admit(prep.wait()),
+                                      again=lambda j, likely: setattr(ctxs[live[j]], "again", likely)))) if live else {}
       prep.close()
       bar.close()
       t_phase = self._phase("rounds", t_phase)

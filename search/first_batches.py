@@ -2,6 +2,7 @@
 in a compile worker, and each batch compiles as soon as it is ready."""
 from __future__ import annotations
 import concurrent.futures, contextlib
+from typing import Callable
 from dataclasses import fields
 from tinygrad.codegen.opt import Opt
 from dataset.compile import worker_base
@@ -22,22 +23,35 @@ class Preparing:
   full. A kernel's descent costs from a fraction of a second (a norm) to seconds (a dilated conv scores ~900 children): on split 5,
   searched 8 configurations at a time, the slowest descent held every kernel of its group for 17-36% of the group's wall, so a
   caller that can (interleave) searches the kernels that are ready while the others descend.
+  With `window`, at most that many descents are in the pool at once, the next one taken by `weight` (of a context's index, the
+  largest first) as each finishes: a caller that starts the descents before it knows the kernels' shares (tune-model and drop-in
+  start them while the defaults are timed) has the costliest kernels descend first once their defaults are known.
   poll(): the contexts newly ready, without waiting; wait(): at least one (blocking); each as (index, its batch or why it could
   not be prepared)."""
-  def __init__(self, strat, ctxs:list[Context]):
-    self.strat, self.ctxs, self.futs, self.left = strat, ctxs, {}, list(range(len(ctxs)))
+  def __init__(self, strat, ctxs:list[Context], weight:Callable[[int], float]|None=None, window:int|None=None):
+    self.strat, self.ctxs, self.futs, self.left, self.queue = strat, ctxs, {}, list(range(len(ctxs))), []
+    self.weight, self.window = weight, window or len(ctxs)
     if not hasattr(strat, "prepare"): return   # MCTS: nothing to compute ahead
     if isinstance(strat, Beam) and len(ctxs) > 1 and all(c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs):
       # Whole descents, not depth by depth: a depth's pool jobs wait behind the compiles queued there (each depth's top pick, the
       # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host; here,
       # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
-      params = {f.name: getattr(strat, f.name) for f in fields(strat)}
+      self.params = {f.name: getattr(strat, f.name) for f in fields(strat)}
       # (told apart by the history's size: history_roots replays configs, 0.05 s a kernel in the H200 host's main process)
-      for i in sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width):
-        c, m = ctxs[i], ctxs[i].measurer
-        with contextlib.suppress(Exception):
-          self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**params, "seed_picks": strat.first_batch(c)}, c.history, c.descent_width))
+      self.queue = sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width)
       for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
+      self._fill()
+
+  def _fill(self):
+    """Descents into the pool, up to the window, the root ones first, then by weight."""
+    while self.queue and sum(not self.futs[i].done() for i in self.futs if i in self.left) < self.window:
+      roots = [i for i in self.queue if len(self.ctxs[i].history) < self.strat.descent_width] or self.queue
+      i = max(roots, key=self.weight) if self.weight is not None else roots[0]
+      self.queue.remove(i)
+      c, m = self.ctxs[i], self.ctxs[i].measurer
+      with contextlib.suppress(Exception):
+        self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**self.params, "seed_picks": self.strat.first_batch(c)},
+                                                  c.history, c.descent_width))
 
   def _take(self, i:int) -> tuple[int, list[tuple[Opt, ...]]|Exception]:
     self.left.remove(i)
@@ -54,15 +68,20 @@ class Preparing:
 
   def poll(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
     """The descents done in the pool, and those that run here (computed now: nothing runs them meanwhile)."""
-    return [self._take(i) for i in list(self.left) if i not in self.futs or self.futs[i].done()]
+    ready = [self._take(i) for i in list(self.left) if i not in self.queue and (i not in self.futs or self.futs[i].done())]
+    self._fill()
+    return ready
 
   def wait(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
     if not self.left: return []
     if ready := self.poll(): return ready
-    concurrent.futures.wait([self.futs[i] for i in self.left], return_when=concurrent.futures.FIRST_COMPLETED)
+    concurrent.futures.wait([self.futs[i] for i in self.left if i in self.futs], return_when=concurrent.futures.FIRST_COMPLETED)
     return self.poll()
 
   def close(self):
-    """Descents nobody will take (the scheduler stopped first) are taken back, where they have not started."""
-    for i in self.left:
-      if i in self.futs: self.futs[i].cancel()
+    """Descents nobody will take (the scheduler stopped first) are taken back, where they have not started: those are no longer
+    pending (a search that gets a round after all computes its first batch itself)."""
+    for i in self.queue: self.left.remove(i)
+    self.queue = []
+    for i in list(self.left):
+      if i in self.futs and self.futs[i].cancel(): self.left.remove(i); del self.futs[i]

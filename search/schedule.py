@@ -38,7 +38,7 @@ from search.first_batches import Preparing
 from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, pooled, schedule, work_of
+from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, guess_us, pooled, schedule, work_of
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -98,32 +98,46 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
     except Exception as e:
       r["status"] = f"failed: default not measurable ({one_line(e, 300)})"
       if i in ctxs: ctxs.pop(i).measurer.close()
+  # the first batches (the beam's model descents in the compile pool, then compiling there too), costliest kernel first: the
+  # scheduler times the costliest kernels' first rounds first, and their batches must not compile behind the small kernels' (ResNet-50
+  # b1 fp16 in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch). The rounds start as soon as one
+  # is ready, while the other kernels' descents go on in the pool (first_batches.Preparing). The descents start now, while the
+  # defaults are timed here (EfficientNet-B0's 57 took 5.6 s on an H100, the pool's workers idle once they had compiled them), a
+  # window of them at a time, the next by its measured default once timed and a roofline guess before (task_scheduler.guess_us);
+  # with first_share a kernel's descent goes by its share, so they start after the defaults
+  todo, firsts, sizes = [], [], {}
+  def weight(i:int) -> float:
+    d = rows[i]["default_us"]
+    return rows[i]["occurrences"]*(guess_us(ctxs[i].base) if d is None else 0.0 if d == math.inf else d)
+  def admit(ready:list):   # first batches that are ready: their sizes are their kernels' first rounds
+    for p, batch in ready:
+      i = ids[p]
+      if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
+      sizes[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
+      if i in todo: firsts[todo.index(i)] = sizes[i]
+  ids = list(ctxs) if first_share is None and workers > 1 else []
+  prep = Preparing(strat, [ctxs[i] for i in ids], lambda p: weight(ids[p]), workers) if ids else None
   marks = [time.perf_counter()]   # setup's phases: Measurers started (pool, buffers, reference and hand-coded compiling), defaults timed, descents
-  for i in list(ctxs):   # the defaults first (their compiles started with the Measurers): the search setup goes by their shares
+  for i in list(ctxs):   # the defaults (their compiles started with the Measurers): the search setup goes by their shares
     try:
       m, t0 = ctxs[i].measurer, time.perf_counter()   # its hand-coded config has compiled since the Measurer started
       rows[i]["default_us"] = m.measure([m.hand])[0]*1e6
       check_s[i] = time.perf_counter() - t0
       if rows[i]["default_us"] == math.inf: raise RuntimeError(m.errors.get(m.hand, "it does not run"))
     except Exception as e: rows[i]["status"] = f"failed: default not measurable ({one_line(e, 300)})"
+    if prep is not None: admit(prep.poll())
   marks.append(time.perf_counter())
   weights = [r["default_us"]*r["occurrences"] if r["default_us"] not in (None, math.inf) else 0.0 for r in rows]
   for r, w in zip(rows, weights): r["share"] = w/sum(weights) if sum(weights) > 0 else None
-  # the first batches (the beam's model descents in the compile pool, then compiling there too), costliest kernel first: the
-  # scheduler times the costliest kernels' first rounds first, and their batches must not compile behind the small kernels' (ResNet-50
-  # b1 fp16 in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch). The rounds start as soon as one
-  # is ready, while the other kernels' descents go on in the pool (first_batches.Preparing)
-  todo = [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
+  todo += [i for i, r in enumerate(rows) if r["status"] is None and i in ctxs]
+  firsts += [sizes.get(i, MIN_PER_KERNEL) for i in todo]
   for i in todo:
     ctxs[i].seed_picks, ctxs[i].descent_width = first_effort(strat, rows[i]["share"], first_share)
     if ctxs[i].seed_picks is not None: rows[i].update(first_picks=ctxs[i].seed_picks, descent_width=ctxs[i].descent_width)
   searchable = sorted(todo, key=lambda i: -weights[i]) if time.perf_counter() < end else []
-  prep, firsts, spot = Preparing(strat, [ctxs[i] for i in searchable]), [MIN_PER_KERNEL]*len(todo), {i: p for p, i in enumerate(searchable)}
-  def admit(ready:list):   # first batches that are ready: their sizes are their kernels' first rounds
-    for p, batch in ready:
-      i = searchable[p]
-      if isinstance(batch, Exception): batch, rows[i]["status"] = [], f"failed: search setup ({one_line(batch, 300)})"
-      firsts[todo.index(i)] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
+  if prep is None: ids, prep = searchable, Preparing(strat, [ctxs[i] for i in searchable])
+  elif not searchable: prep.close()
+  spot = {i: p for p, i in enumerate(ids)}
   admit(prep.wait())
   marks.append(time.perf_counter())
   if history is not None and ctxs:
@@ -163,7 +177,8 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
         rows[i]["search_s"] += time.perf_counter() - st   # its tuning time: tune_s still sums to the wall time
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, left if time_budget else None,
                    firsts, ahead, slots=workers, next_gain=next_gain, work=[work_of(ctxs[i].base) for i in todo],
-                   pending=lambda j: (admit(prep.poll()), spot.get(todo[j]) in prep.left)[1], wait=lambda: admit(prep.wait()))
+                   pending=lambda j: (admit(prep.poll()), spot.get(todo[j]) in prep.left)[1], wait=lambda: admit(prep.wait()),
+                   again=lambda j, likely: setattr(ctxs[todo[j]], "again", likely))
   prep.close()
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
   sib = sibling_picks(ctxs, final := [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])

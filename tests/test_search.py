@@ -301,6 +301,19 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
     assert got == local and [len(b) for b in got] == [3 if n else 9]*3 and all(m.compiled >= len(b) for m, b in zip(ms, got))
     assert calls == [] and all(c.share == 3 for c in ctxs)   # every descent ran in a worker
     for m in ms: m.close()
+  # a window of one, by weight: the heaviest descends first, and the next is picked as one finishes, by the weights then (a
+  # kernel's default timed meanwhile); closed, nothing it never started is pending
+  ms = [Measurer(k, "CPU", Budget(), workers=2) for k in ks]
+  ctxs, w, order = [Context(scheduler(k.ast, CPU), m, score) for k, m in zip(ks, ms)], [1.0, 3.0, 2.0], []
+  prep = Preparing(Beam(), ctxs, lambda i: w[i], window=1)
+  assert list(prep.futs) == [1]
+  w[0] = 5.0
+  while prep.left: order += [i for i, _ in prep.wait()]
+  assert order == [1, 0, 2]
+  prep = Preparing(Beam(), ctxs, lambda i: w[i], window=1)
+  prep.close()
+  assert prep.queue == [] and all(i in prep.futs for i in prep.left) and len(prep.left) <= 1
+  for m in ms: m.close()
 
 def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatch):
   # a full UNROLL after TC compiles 10-50x slower than its siblings on the GPU; here one candidate's compile is made slow

@@ -122,6 +122,21 @@ def test_sibling_picks_trade_the_fastest_config_within_one_loop_nest():
   assert picks == {0: [], 1: [fast], 2: []}
   assert sibling_picks(ctxs, [1, 2]) == {1: [], 2: []}   # only searched kernels trade
 
+def test_schedule_prepares_only_rounds_its_budget_pays_for():
+  # two kernels at 100 us with first rounds of 3 and later rounds of 3: a guess of a kernel's next round (again) and another's
+  # round made ready (ahead) are compiles that are lost unless the pooled budget pays for that round
+  def run(total):
+    tips, told = [], []
+    schedule([1, 1], [100.0, 100.0], lambda i, b: (b, 50.0, False), total=total, first=3, step=3,
+             again=lambda i, likely: tips.append((i, likely)), ahead=lambda o, n: told.append(o))
+    return tips, told
+  tips, told = run(7)   # both first rounds and 1 more: no later round of 3 fits
+  assert tips[:2] == [(0, False), (1, False)] and all(o == o[:1] for o in told)
+  tips, told = run(12)   # 6 left after the first rounds: two later rounds, one each
+  assert tips[:2] == [(0, True), (1, True)] and told[0] == [0, 1]
+  tips, told = run(None)   # no cap: expected wherever a round is worth it
+  assert tips[0] == (0, True)
+
 def test_schedule_gives_the_round_expected_to_save_most():
   # kernel 0: 100 us once per pass, its first round gets it to 10 us, later ones find nothing; kernel 1: 30 us x 2 runs, every
   # round makes it 20% faster; kernel 2: 0.01 us, never worth a round; kernel 3: 50 us, finds nothing and stops after 4 candidates
