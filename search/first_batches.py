@@ -1,7 +1,7 @@
 """The beam's first batches for many kernels at once (tune-model, drop-in, a multi-kernel search): each kernel's model descent runs
 in a compile worker, and each batch compiles as soon as it is ready."""
 from __future__ import annotations
-import concurrent.futures, contextlib
+import concurrent.futures, contextlib, threading
 from typing import Callable
 from dataclasses import fields
 from tinygrad.codegen.opt import Opt
@@ -30,7 +30,7 @@ class Preparing:
   not be prepared)."""
   def __init__(self, strat, ctxs:list[Context], weight:Callable[[int], float]|None=None, window:int|None=None):
     self.strat, self.ctxs, self.futs, self.left, self.queue = strat, ctxs, {}, list(range(len(ctxs))), []
-    self.weight, self.window = weight, window or len(ctxs)
+    self.weight, self.window, self.lock = weight, window or len(ctxs), threading.RLock()
     if not hasattr(strat, "prepare"): return   # MCTS: nothing to compute ahead
     if isinstance(strat, Beam) and len(ctxs) > 1 and all(c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs):
       # Whole descents, not depth by depth: a depth's pool jobs wait behind the compiles queued there (each depth's top pick, the
@@ -42,16 +42,19 @@ class Preparing:
       for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
       self._fill()
 
-  def _fill(self):
-    """Descents into the pool, up to the window, the root ones first, then by weight."""
-    while self.queue and sum(not self.futs[i].done() for i in self.futs if i in self.left) < self.window:
-      roots = [i for i in self.queue if len(self.ctxs[i].history) < self.strat.descent_width] or self.queue
-      i = max(roots, key=self.weight) if self.weight is not None else roots[0]
-      self.queue.remove(i)
-      c, m = self.ctxs[i], self.ctxs[i].measurer
-      with contextlib.suppress(Exception):
-        self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**self.params, "seed_picks": self.strat.first_batch(c)},
-                                                  c.history, c.descent_width))
+  def _fill(self, _=None):
+    """Descents into the pool, up to the window, the root ones first, then by weight. Each one's end refills the window (from the
+    pool's thread: the caller may be timing a round meanwhile)."""
+    with self.lock:
+      while self.queue and sum(not self.futs[i].done() for i in self.futs) < self.window:
+        roots = [i for i in self.queue if len(self.ctxs[i].history) < self.strat.descent_width] or self.queue
+        i = max(roots, key=self.weight) if self.weight is not None else roots[0]
+        c, m = self.ctxs[i], self.ctxs[i].measurer
+        with contextlib.suppress(Exception):
+          self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**self.params, "seed_picks": self.strat.first_batch(c)},
+                                                    c.history, c.descent_width))
+        self.queue.remove(i)
+        if i in self.futs and self.queue: self.futs[i].add_done_callback(lambda f: threading.Thread(target=self._fill, daemon=True).start())
 
   def _take(self, i:int) -> tuple[int, list[tuple[Opt, ...]]|Exception]:
     self.left.remove(i)
@@ -68,20 +71,23 @@ class Preparing:
 
   def poll(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
     """The descents done in the pool, and those that run here (computed now: nothing runs them meanwhile)."""
-    ready = [self._take(i) for i in list(self.left) if i not in self.queue and (i not in self.futs or self.futs[i].done())]
+    with self.lock: due = [i for i in self.left if i not in self.queue and (i not in self.futs or self.futs[i].done())]
+    ready = [self._take(i) for i in due]
     self._fill()
     return ready
 
   def wait(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
     if not self.left: return []
     if ready := self.poll(): return ready
-    concurrent.futures.wait([self.futs[i] for i in self.left if i in self.futs], return_when=concurrent.futures.FIRST_COMPLETED)
+    with self.lock: running = [self.futs[i] for i in self.left if i in self.futs]
+    concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
     return self.poll()
 
   def close(self):
     """Descents nobody will take (the scheduler stopped first) are taken back, where they have not started: those are no longer
     pending (a search that gets a round after all computes its first batch itself)."""
-    for i in self.queue: self.left.remove(i)
-    self.queue = []
-    for i in list(self.left):
-      if i in self.futs and self.futs[i].cancel(): self.left.remove(i); del self.futs[i]
+    with self.lock:
+      for i in self.queue: self.left.remove(i)
+      self.queue = []
+      for i in list(self.left):
+        if i in self.futs and self.futs[i].cancel(): self.left.remove(i); del self.futs[i]

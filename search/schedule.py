@@ -106,9 +106,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   # window of them at a time, the next by its measured default once timed and a roofline guess before (task_scheduler.guess_us);
   # with first_share a kernel's descent goes by its share, so they start after the defaults
   todo, firsts, sizes = [], [], {}
-  def weight(i:int) -> float:
+  def weight(i:int) -> float:   # (called from the pool's thread too: the guesses are made here, first)
     d = rows[i]["default_us"]
-    return rows[i]["occurrences"]*(guess_us(ctxs[i].base) if d is None else 0.0 if d == math.inf else d)
+    return rows[i]["occurrences"]*(guess[i] if d is None else 0.0 if d == math.inf else d)
   def admit(ready:list):   # first batches that are ready: their sizes are their kernels' first rounds
     for p, batch in ready:
       i = ids[p]
@@ -116,6 +116,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       sizes[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
       if i in todo: firsts[todo.index(i)] = sizes[i]
   ids = list(ctxs) if first_share is None and workers > 1 else []
+  guess = {i: guess_us(ctxs[i].base) for i in ids}
   prep = Preparing(strat, [ctxs[i] for i in ids], lambda p: weight(ids[p]), workers) if ids else None
   marks = [time.perf_counter()]   # setup's phases: Measurers started (pool, buffers, reference and hand-coded compiling), defaults timed, descents
   for i in list(ctxs):   # the defaults (their compiles started with the Measurers): the search setup goes by their shares
