@@ -87,7 +87,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   until another is ready where none worth a round is (`first`, a list, is the caller's to fill as batches come). again(i, likely),
   if given, is told before each round whether kernel i is expected to get another after it: the budget left once this round and
   the first rounds still due are spent pays for later rounds of `size`, and i's next is among the ones expected to save most
-  (the search compiles its guess of that round meanwhile only then). ahead() is told only of kernels whose rounds that budget
+  (the search compiles its guess of that round meanwhile only then), and ahead() is told only of kernels whose rounds that budget
   pays for. Returns the budget each kernel was given."""
   n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
@@ -120,7 +120,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
       # forward look included: ViT-B's norms got later rounds for their room, and guessing none made each wait a compile latency)
       nxt = lambda j: saves(j) if rounds[j] else runs[j]*best[j]*max(next_gain, ROOM_GAIN*room(j))
       again(i, fit >= 1 and nxt(i) >= worth and sum(j != i and nxt(j) > nxt(i) and nxt(j) >= worth for j in cand) < fit)
-    if ahead is not None: ahead([j for j in cand if pending is None or not pending(j)][:1 + min(AHEAD - 1, fit)], size)
+    if ahead is not None: ahead([j for j in cand if pending is None or not pending(j)][:1 + min(AHEAD - 1, fit if again else AHEAD)], size)
     alloc[i] += more if total is None else min(more, total - sum(used))
     before, had, rounds[i] = best[i], used[i], rounds[i] + 1
     used[i], t, stopped[i] = search(i, alloc[i])

@@ -130,6 +130,9 @@ def test_schedule_prepares_only_rounds_its_budget_pays_for():
     schedule([1, 1], [100.0, 100.0], lambda i, b: (b, 50.0, False), total=total, first=3, step=3,
              again=lambda i, likely: tips.append((i, likely)), ahead=lambda o, n: told.append(o))
     return tips, told
+  told = []
+  schedule([1, 1], [100.0, 100.0], lambda i, b: (b, 50.0, False), total=7, first=3, step=3, ahead=lambda o, n: told.append(o))
+  assert told[0] == [0, 1]   # without again (tune-model's), ahead is told of the next kernels whatever the budget
   tips, told = run(7)   # both first rounds and 1 more: no later round of 3 fits
   assert tips[:2] == [(0, False), (1, False)] and all(o == o[:1] for o in told)
   tips, told = run(12)   # 6 left after the first rounds: two later rounds, one each
