@@ -116,9 +116,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     fit = math.inf if total is None else max(0, total - sum(used) - more -
                                              sum(max(1, firsts[j]) for j in cand if j != i and rounds[j] == 0 and saves(j) >= worth))//size
     if again is not None:
-      # what j's next later round is expected to save: saves(j) once it has had a round, as it will be after its first (the
-      # forward look included: ViT-B's norms got later rounds for their room, and guessing none made each wait a compile latency)
-      nxt = lambda j: saves(j) if rounds[j] else runs[j]*best[j]*max(next_gain, ROOM_GAIN*room(j))
+      nxt = lambda j: runs[j]*best[j]*next_gain if rounds[j] == 0 else saves(j)   # what j's next later round is expected to save
       again(i, fit >= 1 and nxt(i) >= worth and sum(j != i and nxt(j) > nxt(i) and nxt(j) >= worth for j in cand) < fit)
     if ahead is not None: ahead([j for j in cand if pending is None or not pending(j)][:1 + min(AHEAD - 1, fit if again else AHEAD)], size)
     alloc[i] += more if total is None else min(more, total - sum(used))
