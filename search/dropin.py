@@ -179,8 +179,9 @@ class Tuner:
       total = pooled(self.budget, strat, [ctxs[i] for i in live])
       if self.total is not None: total = min(total, max(0, self.total - self.timed))
       first += [sizes.get(i, MIN_PER_KERNEL) for i in live]
-      if prep is None: ids, prep = [i for i in live] if total else [], Preparing(strat, [ctxs[i] for i in live] if total else [])
+      if prep is None: ids, prep = list(live) if total else [], Preparing(strat, [ctxs[i] for i in live] if total else [])
       elif not total: prep.close()
+      spot = {i: p for p, i in enumerate(ids)}
       admit(prep.wait())
       t_phase = self._phase("first_batches", t_phase)
       setup = (time.perf_counter() - st)/max(1, len(ctxs))
@@ -215,7 +216,7 @@ class Tuner:
                                       first, ahead, slots=workers, rest=rest,
                                       work=[work_of(ctxs[i].base) for i in live], next_gain=self.next_gain,
                                       stop=STOP_GAIN if self.stop_gain is None else self.stop_gain,
-                                      pending=lambda j: (admit(prep.poll()), ids.index(live[j]) in prep.left if live[j] in ids else False)[1],
+                                      pending=lambda j: (admit(prep.poll()), spot.get(live[j]) in prep.left)[1],
                                       wait=lambda: admit(prep.wait()),
                                       again=lambda j, likely: setattr(ctxs[live[j]], "again", likely)))) if live else {}
       prep.close()

@@ -42,7 +42,7 @@ class Preparing:
       for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
       self._fill()
 
-  def _fill(self, _=None):
+  def _fill(self):
     """Descents into the pool, up to the window, the root ones first, then by weight. Each one's end refills the window (from the
     pool's thread: the caller may be timing a round meanwhile)."""
     with self.lock:
