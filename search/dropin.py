@@ -14,6 +14,9 @@ concrete twin at that value would be searched over configs that split its symbol
 attention kernels kept their default that way (r_12_64_(start_pos+1): 77.6 us against BEAM=2's 32.0 on an H100,
 results/logs/dropin/h100_gpt2_kernels).
 
+With KERNTUNE_WHEN=second (Tuner.when) a kernel is tuned at its second sight instead, so that what a program runs once is
+never searched.
+
   with tuned(tune=True): out = model(x).realize()     # or tuned-run --tune prog.py ARGS, or KERNTUNE=1 python prog.py (search.hook)"""
 from __future__ import annotations
 import atexit, contextlib, json, math, os, random, sys, time
@@ -30,6 +33,7 @@ TOP = 4       # configs a cache entry keeps (its fastest measured): a later sear
 # gave 1.064x and 1.076x in two and 1.18-1.23x in three (results/dropin.md).
 NEXT_GAIN = 0.03
 SHOWN = 20    # per-kernel lines of the summary (the costliest kernels); KERNTUNE_REPORT has them all
+WHEN = ("first", "second")   # Tuner.when
 
 @dataclass
 class Tuner:
@@ -48,6 +52,11 @@ class Tuner:
   # 37 first batches of 9; 0.05 left its search seconds within their spread (results/dropin_variants.md)
   first_share: float|None = None
   quiet: bool = False               # no progress and no summary
+  # when a kernel the cache lacks is tuned: at its first sight, where tinygrad's BEAM searches it, or at its second (the second
+  # LINEAR that runs it: a TinyJit's capture, a loop's second pass), its first run on tinygrad's default; a kernel a program runs
+  # once (weight init, a prompt's prefill) is then never searched. GPT-2's generation spent 12.5 of its 16.9 s of drop-in search
+  # on the LINEARs before its decode step (an idle H100, results/logs/dropin/h100_budget_gate_ab)
+  when: str = "first"
   spent_s: float = 0.0
   timed: int = 0
   rows: list[dict] = field(default_factory=list)      # one per kernel met that was not replayed from the cache
@@ -55,6 +64,7 @@ class Tuner:
   # batches (scored and compiled), rounds (the scheduler's), finish (final checks, the cache)
   phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("defaults", "first_batches", "rounds", "finish"), 0.0))
   replayed: set[str] = field(default_factory=set)     # kernels met that the cache had
+  once: set[str] = field(default_factory=set)         # when="second": kernels met once so far, on tinygrad's default
   _seen: set[str] = field(default_factory=set)
   _scorers: dict = field(default_factory=dict)
   _busy: bool = False
@@ -62,6 +72,7 @@ class Tuner:
   def __post_init__(self):
     from search.measure import TIMINGS
     if self.timing not in TIMINGS: raise ValueError(f"timing {self.timing!r} is not one of {', '.join(TIMINGS)} (KERNTUNE_TIMING)")
+    if self.when not in WHEN: raise ValueError(f"when {self.when!r} is not one of {', '.join(WHEN)} (KERNTUNE_WHEN)")
 
   def _scorer(self, device:str):
     if device not in self._scorers:
@@ -91,7 +102,10 @@ class Tuner:
         if hit is not None and hit.get("time_us") is not None: rest += runs[key]*hit["time_us"]
         if key not in self._seen: self._seen.add(key); self.replayed.add(key)
         continue
+      if self.when == "second" and hit is None and key not in self.once:
+        self.once.add(key); continue   # its first sight: tinygrad's default, neither searched nor cached
       self._seen.add(key)
+      self.once.discard(key)
       s = _scheduler(a, device)   # None: a kernel the Scheduler cannot take is not searched either
       row = {"name": f"kernel {len(self.rows) + 1}", "key": key, "kernel": "?" if s is None else describe(s), "runs": runs[key], "status": None}
       self.rows.append(row)
@@ -279,6 +293,7 @@ class Tuner:
     """The whole run: counts, seconds, and every kernel's row (KERNTUNE_REPORT writes it as JSON)."""
     tuned = [r for r in self.rows if r["status"] == "tuned"]
     return {"tuned": len(tuned), "replayed": len(self.replayed), "left_default": dict(Counter(_kind(r["status"]) for r in self.rows if r["status"] != "tuned")),
+            "seen_once": len(self.once),
             "search_s": round(self.spent_s, 3), "phases": {k: round(v, 3) for k, v in self.phases.items()}, "waits": self.waits(),
             "timed": self.timed, "gain": _geomean(tuned), "cache": str(cache_path), "kernels": self.rows}
 
@@ -291,7 +306,8 @@ class Tuner:
     left = rep["left_default"]
     lines = [f"kerntune: {len(tuned)} kernel(s) tuned in {self.spent_s:.1f} s ({rep['gain']:.2f}x over tinygrad's default, geomean), "
              f"{len(self.replayed)} replayed from the cache, {sum(left.values())} left default" +
-             (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") + f"; cache {cache_path}",
+             (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") +
+             (f", {len(self.once)} run once on their default (tuned at a second sight)" if self.once else "") + f"; cache {cache_path}",
              "  seconds: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in self.phases.items()) +
              "; waiting on compiles {compile_wait_s:.1f}, timing {timing_s:.1f}".format(**rep["waits"])]
     saved = lambda r: r["runs"]*(r["default_us"] - r["us"])
@@ -320,7 +336,8 @@ def from_env() -> Tuner:
   KERNTUNE_TOTAL_S and KERNTUNE_TOTAL (seconds and timed candidates for the program), KERNTUNE_RETUNE=1, KERNTUNE_MODEL,
   KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes), KERNTUNE_TIMING (cold, warm, auto),
   KERNTUNE_NEXT_GAIN (a second round's expected gain), KERNTUNE_STOP_GAIN (the share of the program's time a round must be
-  expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size)."""
+  expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size), KERNTUNE_WHEN (first, second:
+  a kernel tuned at its first sight or its second)."""
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
                total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None,
@@ -329,12 +346,12 @@ def from_env() -> Tuner:
                workers=int(env("KERNTUNE_WORKERS")) if env("KERNTUNE_WORKERS") else None, timing=env("KERNTUNE_TIMING") or "cold",
                next_gain=float(env("KERNTUNE_NEXT_GAIN") or NEXT_GAIN),
                stop_gain=float(env("KERNTUNE_STOP_GAIN")) if env("KERNTUNE_STOP_GAIN") else None,
-               first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None)
+               first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None, when=env("KERNTUNE_WHEN") or "first")
 
 def report_at_exit(tuner:Tuner, cache_path):
   """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""
   def say():
-    if not (tuner.rows or tuner.replayed): return
+    if not (tuner.rows or tuner.replayed or tuner.once): return
     if not tuner.quiet: print(tuner.summary(cache_path), file=sys.stderr, flush=True)
     if path := os.environ.get("KERNTUNE_REPORT"):
       with open(path, "w") as f: json.dump(tuner.report(cache_path), f, indent=1, default=str)

@@ -52,6 +52,23 @@ def test_dropin_tunes_a_training_step_once(tmp_path):
   summary = t1.summary(path)
   assert "kernel(s) tuned" in summary and str(path) in summary
 
+def test_kernels_tuned_at_their_second_sight(tmp_path):
+  # KERNTUNE_WHEN=second: a kernel's first run is tinygrad's default, neither searched nor cached; the second LINEAR that runs it
+  # tunes it; a kernel that runs once is never searched
+  rng = np.random.default_rng(0)
+  w0, x0 = rng.standard_normal((24, 16)).astype(np.float32), rng.standard_normal((32, 24)).astype(np.float32)
+  ref = _forward(w0, x0)
+  path, t = tmp_path / "tuned.json", Tuner(budget=4, kernel_s=20, quiet=True, when="second")
+  with tuned(path, tuner=t):
+    once = Tensor(rng.standard_normal((7, 5)).astype(np.float32)).exp2().sum().numpy()   # runs once
+    first = _forward(w0, x0)
+    assert t.rows == [] and not path.exists() and t.once   # first sight: nothing searched, nothing cached
+    second = _forward(w0, x0)
+  np.testing.assert_allclose([first, second], [ref, ref], rtol=1e-4)
+  assert t.rows and {r["status"] for r in t.rows} <= {"tuned", "small"} and len(TunedCache(path).entries) == len(t.rows)
+  assert t.report(path)["seen_once"] == len(t.once) >= 1 and not t.once & {r["key"] for r in t.rows}   # the exp2 sum: default
+  with pytest.raises(ValueError, match="KERNTUNE_WHEN"): Tuner(when="third")
+
 def test_the_scheduler_gives_a_small_kernel_nothing():
   # kernel 1 is 0.1% of the time: no round of it is expected to save STOP_GAIN of the whole
   searched = []
@@ -211,7 +228,9 @@ def test_tuner_settings_from_the_environment(monkeypatch):
   monkeypatch.setenv("KERNTUNE_FIRST_SHARE", "0.05")
   t = from_env()
   assert t.timing == "warm" and t.next_gain == 0.05 and t.stop_gain == 0.001 and Tuner().timing == "cold" and Tuner().next_gain == 0.03
-  assert t.first_share == 0.05 and Tuner().first_share is None
+  assert t.first_share == 0.05 and Tuner().first_share is None and t.when == "first"
+  monkeypatch.setenv("KERNTUNE_WHEN", "second")
+  assert from_env().when == "second"
   with pytest.raises(ValueError, match="timing 'tepid' is not one of cold, warm, auto"): Tuner(timing="tepid")
   # through the hook, as `KERNTUNE=1 python prog.py` starts: a bad setting is one line, and the program runs untuned
   env = {k: v for k, v in os.environ.items() if not k.startswith("KERNTUNE")} | {"KERNTUNE": "1", "KERNTUNE_TIMING": "tepid"}
