@@ -103,8 +103,8 @@ class Beam:
   near_k: int = 3
   # compile the next round while this one is timed: once half a batch is timed, the parents the next round would have then are
   # expanded and their picks prefetched (again, up to `guesses` a round, when a later timing changes those parents); where the
-  # round's end leaves the parents as one guess had them, its batch is compiled or compiling. Under a task scheduler, only where it
-  # expects to give the kernel another round (Context.again).
+  # round's end leaves the parents as one guess had them, its batch is compiled or compiling. Under drop-in's task scheduler, only
+  # where it expects to give the kernel another round (Context.again).
   # The picks are the same either way, only when they compile changes (and so which compiles straggle into a later round). Rounds
   # wait on compiles: split 3's learned wall was 86 of 182 s in waits of over 0.25 s between timings, most between rounds. Measured
   # on split 3 against the old default in one call (2 x H100, results/unseen_s3_variants.md): wall 19.3% of BEAM=2's for 20.2%,

@@ -134,7 +134,7 @@ class Tuner:
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, guess_us, pooled, schedule, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, pooled, schedule, work_of
     workers = self.pool_workers(device)
     strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -160,9 +160,6 @@ class Tuner:
       # timed here (as tune-model's: a window at a time, by the default once timed), and the rounds start as soon as one is ready,
       # while the other kernels' descents go on. With first_share a descent goes by its kernel's share: they start after the defaults
       live, first, sizes = [], [], {}
-      def weight(i:int) -> float:   # (called from the pool's thread too: the guesses are made here, first)
-        d = todo[i][0].get("default_us")
-        return todo[i][0]["runs"]*(guess[i] if d is None else 0.0 if d == math.inf else d)
       def admit(ready:list):
         for p, batch in ready:
           i = ids[p]
@@ -172,8 +169,7 @@ class Tuner:
           if i in live: first[live.index(i)] = sizes[i]
       early = not self.first_share and workers > 1 and (self.total is None or self.timed < self.total)
       ids = list(ctxs) if early else []
-      guess = {i: guess_us(ctxs[i].base) for i in ids}
-      prep = Preparing(strat, [ctxs[i] for i in ids], lambda p: weight(ids[p]), workers) if early else None
+      prep = Preparing(strat, [ctxs[i] for i in ids], lambda p: (todo[ids[p]][0]["runs"], todo[ids[p]][0].get("default_us")), workers) if early else None
       for i, c in ctxs.items():   # the defaults (their compiles started with the Measurers): the shares go by them
         row, m = todo[i][0], c.measurer
         try: row["default_us"] = m.measure([m.hand])[0]*1e6

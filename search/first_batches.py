@@ -1,7 +1,7 @@
 """The beam's first batches for many kernels at once (tune-model, drop-in, a multi-kernel search): each kernel's model descent runs
 in a compile worker, and each batch compiles as soon as it is ready."""
 from __future__ import annotations
-import concurrent.futures, contextlib, threading
+import concurrent.futures, contextlib, math, threading
 from typing import Callable
 from dataclasses import fields
 from tinygrad.codegen.opt import Opt
@@ -15,6 +15,14 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict, list, int|None]) -> list[tup
   blob, key, score, params, history, width = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history, descent_width=width))]
 
+def guess_us(base) -> float:
+  """A kernel's default time before it is timed, to order work by: the larger of its FLOPs at 1 TFLOP/s and its bytes at 0.5 TB/s,
+  and 5 us (roughly what tinygrad's hand-coded configs reach on an H100: BERT's FFN GEMM 616 us for 0.6 GFLOP, its norms 20 us).
+  Only the order counts; a pathological default (MobileNetV2's last 1x1 conv, 2.1 ms for 40 MFLOP) is ranked once it is timed."""
+  from models.features import kernel_stats
+  k = kernel_stats(base)
+  return max(k.flops/1e6, k.bytes/5e5, 5.0)
+
 class Preparing:
   """Every context's first batch (Beam.prepare), compiling at once, handed out as each is ready. With several kernels and a scorer
   that can travel to the compile pool, each kernel's model descent runs there, whole, one kernel per worker (seconds of CPU each;
@@ -23,14 +31,17 @@ class Preparing:
   full. A kernel's descent costs from a fraction of a second (a norm) to seconds (a dilated conv scores ~900 children): on split 5,
   searched 8 configurations at a time, the slowest descent held every kernel of its group for 17-36% of the group's wall, so a
   caller that can (interleave) searches the kernels that are ready while the others descend.
-  With `window`, at most that many descents are in the pool at once, the next one taken by `weight` (of a context's index, the
-  largest first) as each finishes: a caller that starts the descents before it knows the kernels' shares (tune-model and drop-in
-  start them while the defaults are timed) has the costliest kernels descend first once their defaults are known.
+  With `window`, at most that many descents are in the pool at once, the costliest kernel's next as each finishes: `timed` gives
+  a context's (runs, default us), the default None until it is timed (a roofline guess stands in: guess_us). A
+  caller that starts the descents before it knows the kernels' shares (tune-model and drop-in start them while the defaults are
+  timed) has the costliest kernels descend first once their defaults are known.
   poll(): the contexts newly ready, without waiting; wait(): at least one (blocking); each as (index, its batch or why it could
   not be prepared)."""
-  def __init__(self, strat, ctxs:list[Context], weight:Callable[[int], float]|None=None, window:int|None=None):
+  def __init__(self, strat, ctxs:list[Context], timed:Callable[[int], tuple[int, float|None]]|None=None, window:int|None=None):
     self.strat, self.ctxs, self.futs, self.left, self.queue = strat, ctxs, {}, list(range(len(ctxs))), []
-    self.weight, self.window, self.lock = weight, window or len(ctxs), threading.RLock()
+    self.timed, self.window, self.lock = timed, window or len(ctxs), threading.RLock()
+    # the guesses are made here, in the caller's thread: the window is refilled from the pool's thread too
+    self.guess = {i: guess_us(c.base) for i, c in enumerate(ctxs)} if timed is not None else {}
     if not hasattr(strat, "prepare"): return   # MCTS: nothing to compute ahead
     if isinstance(strat, Beam) and len(ctxs) > 1 and all(c.measurer.pool is not None and getattr(c.score, "portable", lambda: False)() for c in ctxs):
       # Whole descents, not depth by depth: a depth's pool jobs wait behind the compiles queued there (each depth's top pick, the
@@ -48,13 +59,17 @@ class Preparing:
     with self.lock:
       while self.queue and sum(not self.futs[i].done() for i in self.futs) < self.window:
         roots = [i for i in self.queue if len(self.ctxs[i].history) < self.strat.descent_width] or self.queue
-        i = max(roots, key=self.weight) if self.weight is not None else roots[0]
+        i = max(roots, key=self._cost) if self.timed is not None else roots[0]
         c, m = self.ctxs[i], self.ctxs[i].measurer
         with contextlib.suppress(Exception):
           self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**self.params, "seed_picks": self.strat.first_batch(c)},
                                                     c.history, c.descent_width))
         self.queue.remove(i)
         if i in self.futs and self.queue: self.futs[i].add_done_callback(lambda f: threading.Thread(target=self._fill, daemon=True).start())
+
+  def _cost(self, i:int) -> float:
+    runs, us = self.timed(i)
+    return runs*(self.guess[i] if us is None else 0.0 if us == math.inf else us)   # a default that fails: nothing to search
 
   def _take(self, i:int) -> tuple[int, list[tuple[Opt, ...]]|Exception]:
     self.left.remove(i)

@@ -38,7 +38,7 @@ from search.first_batches import Preparing
 from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, guess_us, pooled, schedule, work_of
+from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, pooled, schedule, work_of
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -103,12 +103,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   # b1 fp16 in schedule order: the 25%-share kernel, the last one, waited 9 s for its first batch). The rounds start as soon as one
   # is ready, while the other kernels' descents go on in the pool (first_batches.Preparing). The descents start now, while the
   # defaults are timed here (EfficientNet-B0's 57 took 5.6 s on an H100, the pool's workers idle once they had compiled them), a
-  # window of them at a time, the next by its measured default once timed and a roofline guess before (task_scheduler.guess_us);
+  # window of them at a time, the next by its measured default once timed and a roofline guess before (first_batches.guess_us);
   # with first_share a kernel's descent goes by its share, so they start after the defaults
   todo, firsts, sizes = [], [], {}
-  def weight(i:int) -> float:   # (called from the pool's thread too: the guesses are made here, first)
-    d = rows[i]["default_us"]
-    return rows[i]["occurrences"]*(guess[i] if d is None else 0.0 if d == math.inf else d)
   def admit(ready:list):   # first batches that are ready: their sizes are their kernels' first rounds
     for p, batch in ready:
       i = ids[p]
@@ -116,8 +113,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       sizes[i] = len(set(batch) - {ctxs[i].measurer.hand}) or MIN_PER_KERNEL
       if i in todo: firsts[todo.index(i)] = sizes[i]
   ids = list(ctxs) if first_share is None and workers > 1 else []
-  guess = {i: guess_us(ctxs[i].base) for i in ids}
-  prep = Preparing(strat, [ctxs[i] for i in ids], lambda p: weight(ids[p]), workers) if ids else None
+  prep = Preparing(strat, [ctxs[i] for i in ids], lambda p: (rows[ids[p]]["occurrences"], rows[ids[p]]["default_us"]), workers) if ids else None
   marks = [time.perf_counter()]   # setup's phases: Measurers started (pool, buffers, reference and hand-coded compiling), defaults timed, descents
   for i in list(ctxs):   # the defaults (their compiles started with the Measurers): the search setup goes by their shares
     try:

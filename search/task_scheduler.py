@@ -55,14 +55,6 @@ def work_of(base) -> tuple[str, float]:
   k = kernel_stats(base)
   return (f"tc{k.itemsize_max}", k.flops) if k.tc_eligible and k.flops >= 16*k.bytes else ("mem", k.bytes)
 
-def guess_us(base) -> float:
-  """A kernel's default time before it is timed, to order work by: the larger of its FLOPs at 1 TFLOP/s and its bytes at 0.5 TB/s,
-  and 5 us (roughly what tinygrad's hand-coded configs reach on an H100: BERT's FFN GEMM 616 us for 0.6 GFLOP, its norms 20 us).
-  Only the order counts; a pathological default (MobileNetV2's last 1x1 conv, 2.1 ms for 40 MFLOP) is ranked once it is timed."""
-  from models.features import kernel_stats
-  k = kernel_stats(base)
-  return max(k.flops/1e6, k.bytes/5e5, 5.0)
-
 def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tuple[int, float, bool]], total:int|None,
              left:Callable[[int], float]|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
              step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0,
@@ -111,14 +103,16 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     live = sum(saves(j) >= worth for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once
     size = max(step, slots//min(live, 1 + AHEAD))
     more = max(1, firsts[i]) if rounds[i] == 0 else size
-    # later rounds the budget pays for once this round and the first rounds still due are spent: compiles started ahead for a
-    # round that never comes are lost (GPT-2's drop-in compiled 633 candidates and timed 329; BERT's tune-model 205 and 111)
-    fit = math.inf if total is None else max(0, total - sum(used) - more -
-                                             sum(max(1, firsts[j]) for j in cand if j != i and rounds[j] == 0 and saves(j) >= worth))//size
+    ready_next = AHEAD   # kernels whose next rounds are made ready (this one's first)
     if again is not None:
+      # later rounds the budget pays for once this round and the first rounds still due are spent: compiles started ahead for a
+      # round that never comes are lost (GPT-2's drop-in compiled 633 candidates and timed 329)
+      fit = math.inf if total is None else max(0, total - sum(used) - more -
+                                               sum(max(1, firsts[j]) for j in cand if j != i and rounds[j] == 0 and saves(j) >= worth))//size
       nxt = lambda j: runs[j]*best[j]*next_gain if rounds[j] == 0 else saves(j)   # what j's next later round is expected to save
       again(i, fit >= 1 and nxt(i) >= worth and sum(j != i and nxt(j) > nxt(i) and nxt(j) >= worth for j in cand) < fit)
-    if ahead is not None: ahead([j for j in cand if pending is None or not pending(j)][:1 + min(AHEAD - 1, fit if again else AHEAD)], size)
+      ready_next = 1 + min(AHEAD - 1, fit)
+    if ahead is not None: ahead([j for j in cand if pending is None or not pending(j)][:ready_next], size)
     alloc[i] += more if total is None else min(more, total - sum(used))
     before, had, rounds[i] = best[i], used[i], rounds[i] + 1
     used[i], t, stopped[i] = search(i, alloc[i])

@@ -305,7 +305,7 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
   # kernel's default timed meanwhile); closed, nothing it never started is pending
   ms = [Measurer(k, "CPU", Budget(), workers=2) for k in ks]
   ctxs, w, order = [Context(scheduler(k.ast, CPU), m, score) for k, m in zip(ks, ms)], [1.0, 3.0, 2.0], []
-  prep = Preparing(Beam(), ctxs, lambda i: w[i], window=1)
+  prep = Preparing(Beam(), ctxs, lambda i: (1, w[i]), window=1)
   assert list(prep.futs) == [1]
   w[0] = 5.0
   prep.futs[1].result()   # the next goes in as one ends, without a poll (the caller may be timing a round)
@@ -315,7 +315,7 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
   assert list(prep.futs) == [1, 0]
   while prep.left: order += [i for i, _ in prep.wait()]
   assert order == [1, 0, 2]
-  prep = Preparing(Beam(), ctxs, lambda i: w[i], window=1)
+  prep = Preparing(Beam(), ctxs, lambda i: (1, w[i]), window=1)
   prep.close()
   assert prep.queue == [] and all(i in prep.futs for i in prep.left) and len(prep.left) <= 1
   for m in ms: m.close()
