@@ -10,7 +10,6 @@ from dataset.sampler import hand_coded, replay
 from search.measure import BudgetExhausted
 from search.adapt import Correction, kendall, shape_terms
 from search.context import Context, Scored
-from search.pool import AHEAD, GUESS, NOW
 
 def _rank(rows:list[Scored], seen:set[bytes], fix:Correction|None=None, info:dict|None=None) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
   """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
@@ -215,17 +214,16 @@ class Beam:
                       max_rounds=1 if self.one_round(ctx) else self.max_depth)
     return [o for o, _ in st["batch"] or []]
 
-  def _next(self, ctx:Context, wait:bool=True, priority:int=NOW) -> bool:
+  def _next(self, ctx:Context, wait:bool=True) -> bool:
     """The next round's batch: the stragglers of the last round, then `k` children of the `width` fastest measured configs not
-    expanded yet (the next fastest, where those have none). Their expansion starts now (in the compile pool, at `priority`) if it
-    has not; wait=False returns False while it runs."""
+    expanded yet (the next fastest, where those have none). Their expansion starts now (in the compile pool) if it has not;
+    wait=False returns False while it runs."""
     st = ctx.state
     if st["expansion"] is None:
       beam, near = self._parents(st, st["measured"])
       st["expanded"].update(beam)
       st["neared"].update(near)
-      st["expansion"] = (beam, self._expand(ctx, beam, priority=priority),
-                         self._expand(ctx, near, True, priority=priority) if near else None)
+      st["expansion"] = (beam, self._expand(ctx, beam), self._expand(ctx, near, True) if near else None)
       st["spec_kids"], st["spec"] = st.get("spec") or [], None   # what a speculation prefetched: dropped below if not picked
     beam, ex, nx = st["expansion"]
     if not wait and not (ex.done() and (nx is None or nx.done())): return False
@@ -234,8 +232,8 @@ class Beam:
     if not kids and (more := [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]):
       # the fastest configs have no new children (deep ones, at the size limits): the next fastest are expanded instead
       st["expanded"].update(more)
-      st["expansion"] = (more, self._expand(ctx, more, priority=priority), None)
-      return self._next(ctx, wait, priority)
+      st["expansion"] = (more, self._expand(ctx, more), None)
+      return self._next(ctx, wait)
     # no children left but stragglers still compiling: the round waits for them rather than the search stopping (a loaded machine
     # straggles most of a first batch, and the deep configs it did time may have no children)
     if not kids and not late: late = st["late"]
@@ -263,15 +261,14 @@ class Beam:
     kids = _round_robin(_rank(ex.result(), seen, fix, st["info"])[0], beam, k)
     return kids + (_rank(nx.result(), seen, fix, st["info"])[0][:self.near_k] if nx is not None else [])
 
-  def _expand(self, ctx:Context, parents:list, near:bool=False, keep:bool=False, priority:int=NOW) -> _Joined:
+  def _expand(self, ctx:Context, parents:list, near:bool=False, keep:bool=False) -> _Joined:
     """Each parent's own expansion (its neighbours' with near), one already started for it (st["exps"]) reused; keep: left there
-    for the round that takes it (a speculation's). `priority`: a new expansion's rank in the pool's queue (search.pool)."""
+    for the round that takes it (a speculation's)."""
     m, exps = ctx.measurer, ctx.state.setdefault("exps", {})
     if not keep and m is not None and (hits := sum((p, near) in exps for p in parents)):
       m.marks["speculated"] = m.marks.get("speculated", 0) + hits   # parents whose expansion was under way (for reports)
     for p in parents:
-      if (p, near) not in exps: exps[p, near] = ctx.expand([p], near, len(parents), priority)
-      elif m is not None and m.pool is not None and (fs := getattr(exps[p, near], "futs", None)): m.pool.hurry(fs, priority)   # a guess's, now surer
+      if (p, near) not in exps: exps[p, near] = ctx.expand([p], near, len(parents))
     return _Joined([exps[p, near] if keep else exps.pop((p, near)) for p in parents])
 
   def _speculate(self, ctx:Context):
@@ -288,20 +285,20 @@ class Beam:
       beam, near = self._parents(st, measured)
       if not beam or (g is not None and (beam, near) == (g["beam"], g["near"])): return
       st["guessed"] += 1
-      st["guess"] = g = {"beam": beam, "near": near, "ex": self._expand(ctx, beam, keep=True, priority=GUESS), "picked": False,
-                         "at": len(done), "nx": self._expand(ctx, near, True, keep=True, priority=GUESS) if near else None}
+      st["guess"] = g = {"beam": beam, "near": near, "ex": self._expand(ctx, beam, keep=True), "picked": False, "at": len(done),
+                         "nx": self._expand(ctx, near, True, keep=True) if near else None}
     if not g["picked"] and g["ex"].done() and (g["nx"] is None or g["nx"].done()):
       spec = [o for o, _ in self._pick(ctx, g["beam"], g["ex"], g["nx"], set(st["seen"]))]
       st["spec"] = list(dict.fromkeys((st.get("spec") or []) + spec))   # every guess's picks: _next drops those it does not take
       g.update(picked=True, at=len(done))
-      m.prefetch(spec, GUESS)   # in the pool's queue after everything surer (search.pool): the scheduler may give no next round
+      m.prefetch(spec)
 
   def ahead(self, ctx:Context):
     """Get the next round ready without waiting for it: its children scored in the pool, then its batch compiling there, so that
     a later run() starts by timing. tune-model calls it for the kernels its scheduler will search next."""
     st = ctx.state
     if not st or st["stopped"] or st["batch"] is not None or st["rounds"] >= st["max_rounds"]: return
-    if self._next(ctx, wait=False, priority=AHEAD): ctx.measurer.prefetch([o for o, _ in st["batch"]], AHEAD)
+    if self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
 
   def step(self, ctx:Context) -> bool:
     """One round; False once the search has stopped or its budget is spent. Called again with a larger budget (tune-model's

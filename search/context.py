@@ -10,7 +10,6 @@ from tinygrad.codegen.opt.postrange import Scheduler
 from dataset.sampler import ACTIONS, children, neighbors, replay
 from dataset.compile import worker_base
 from search.measure import Measurer
-from search.pool import NOW
 from search.adapt import shape_terms
 
 Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; comparable within one kernel
@@ -44,9 +43,8 @@ class Expansion:
   featurizing a convolution's children costs ~0.15 s of CPU per parent, so with a compile pool (and a scorer that can travel to
   it) the parents are expanded in workers, in parallel, and the caller may go on meanwhile; without one they are expanded here,
   when asked. Workers a parent each would leave idle (a descent has 4
-  parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion.
-  `priority`: its jobs' rank in the pool's queue (search.pool); result() moves them to the front."""
-  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1, priority:int=NOW):
+  parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1):
     self.ctx, self.futs, self.rows, self.near = ctx, None, None, near   # alongside: expansions started with it, as many parents each
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
     # a config's neighbours are a job each: they cost a few replays, not a scan of the action space
@@ -55,13 +53,11 @@ class Expansion:
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
     self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
     if m is not None and m.pool is not None and len(self.jobs)*alongside > 1 and portable:   # one job alone: here, as fast
-      try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p, near), priority=priority)
-                        for p, acts in self.jobs]
+      try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p, near)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
   def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)
   def result(self) -> list[Scored]:
     if self.rows is None:
-      if self.futs is not None: self.ctx.measurer.pool.hurry(self.futs)
       local = lambda p, acts: _scored(self.ctx.base, self.ctx.score, acts, p, self.near)
       self.rows = []
       for i, (p, acts) in enumerate(self.jobs):
@@ -85,5 +81,5 @@ class Context:
   seed_picks: int|None = None      # the model's picks in this kernel's first batch, if not the beam's own (task_scheduler.first_effort)
   descent_width: int|None = None   # its model descent's width, if not the beam's own (likewise)
   again: bool = True               # a round after this one is expected (task_scheduler.schedule's again): worth guessing it ahead
-  def expand(self, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1, priority:int=NOW) -> Expansion:
-    return Expansion(self, parents, near, alongside, priority)
+  def expand(self, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1) -> Expansion:
+    return Expansion(self, parents, near, alongside)

@@ -2,7 +2,7 @@
 protocol, and verify a winner against the unoptimized kernel. It counts what it compiles and times, and enforces the budget."""
 from __future__ import annotations
 import contextlib, math, os, statistics, threading, time
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
@@ -13,7 +13,6 @@ from dataset.device import L2Flush, renderer_for
 from dataset.kernel import Kernel, scheduler
 from dataset.sampler import hand_coded, reference_opts
 from dataset.timing import Bench, RunTimeout, widen
-from search.pool import NOW, PriorityPool
 
 class BudgetExhausted(Exception): pass
 TIMINGS = ("cold", "warm", "auto")   # Measurer.timing
@@ -30,17 +29,16 @@ CAP_S = 10.0
 # a compile running this long is hung (dataset.compile.hang_limit): it is recorded as a timeout and its pool replaced; every wait
 # looks for one each POLL_S
 HUNG_S, POLL_S = hang_limit(COMPILE_TIMEOUT_S), 1.0
-_POOLS: dict[tuple[str, int], PriorityPool] = {}
+_POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
 _POOL_LOCK = threading.Lock()   # prestart creates a pool in a thread of its own while the program goes on
-def shared_pool(device:str, workers:int, ren=None) -> PriorityPool:
+def shared_pool(device:str, workers:int, ren=None) -> ProcessPoolExecutor:
   """One compile pool per (device, workers) for the whole process, as tinygrad's BEAM keeps one: starting 15 spawned workers
   costs seconds, which a search of a few seconds must not pay for every kernel. `ren`: the renderer its workers compile for
   (default: the device's own)."""
   with _POOL_LOCK:
     if (p := _POOLS.get((device, workers))) is None:
       # the workers also score (model descents, expansions): the cost model's modules load in the background while they compile
-      inner = make_pool(workers, ren or renderer_for(device), [], COMPILE_TIMEOUT_S, preload=("models.cost_model",))
-      p = _POOLS[(device, workers)] = PriorityPool(inner, workers + 1)   # its queue ranked (search.pool)
+      p = _POOLS[(device, workers)] = make_pool(workers, ren or renderer_for(device), [], COMPILE_TIMEOUT_S, preload=("models.cost_model",))
       for _ in range(workers): p.submit(int)   # spawn every worker now: they start while the caller scores its first candidates
     return p
 
@@ -138,21 +136,17 @@ class Measurer:
     """perf_counter() at which a time budget is spent (inf without one): no compile is waited for past it."""
     return math.inf if self.budget.seconds is None else self.start + self.budget.seconds - self._per_candidate()
 
-  def prefetch(self, opts_list:list[tuple[Opt, ...]], priority:int=NOW):
+  def prefetch(self, opts_list:list[tuple[Opt, ...]]):
     """Start compiling these candidates in the pool now; a later measure() or verify() collects them. tune-model starts every
-    kernel's first batch at once, so the pool stays full while the GPU times what is ready. Counted as compiled now. `priority`:
-    their rank in the pool's queue (search.pool); any of them queued lower moves up to it."""
+    kernel's first batch at once, so the pool stays full while the GPU times what is ready. Counted as compiled now."""
     if self.pool is None: return
     for o in dict.fromkeys(opts_list):
       if o not in self.times and o not in self._ahead:
         args = (self.blob, Task(self.kernel.key, "fixed", o))
         # broken by a crashed worker, or shut down by another kernel's Measurer that replaced it after a hang: a fresh one
-        try: self._ahead[o] = self.pool.submit(run_kernel_task, args, priority=priority)
-        except (BrokenProcessPool, RuntimeError):
-          self._new_pool()
-          self._ahead[o] = self.pool.submit(run_kernel_task, args, priority=priority)
+        try: self._ahead[o] = self.pool.submit(run_kernel_task, args)
+        except (BrokenProcessPool, RuntimeError): self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
         self.compiled += 1
-    self.pool.hurry([f for o in opts_list if (f := self._ahead.get(o)) is not None], priority)
 
   def drop(self, o:tuple[Opt, ...]) -> bool:
     """Take back a prefetched compile nobody will measure, if it is still queued in the pool (one running finishes)."""

@@ -276,29 +276,6 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   assert len(one.jobs) == 2 and one.futs is not None and one.result() == Expansion(Context(ctx.base, None, score), parents[:1]).result()
   m.close()
 
-def test_the_compile_pool_serves_what_is_waited_on_before_guesses():
-  # search.pool: a guess (Beam's speculation) takes a worker only when nothing surer queues; hurry moves a call up (behind those
-  # already at its rank); a queued call can be taken back (Measurer.drop), and a shutdown cancels what still queues
-  import threading
-  from concurrent.futures import ThreadPoolExecutor
-  from search.pool import AHEAD, GUESS, NOW, PriorityPool
-  gate, order = threading.Event(), []
-  p = PriorityPool(ThreadPoolExecutor(1), 1)
-  p.submit(gate.wait)
-  fs = {n: p.submit(order.append, n, priority=r) for n, r in [("guess", GUESS), ("guess2", GUESS), ("ahead", AHEAD), ("now", NOW), ("dropped", NOW)]}
-  assert fs["dropped"].cancel() and not fs["now"].running()
-  p.hurry([fs["guess2"]])
-  gate.set()
-  for n, f in fs.items():
-    if n != "dropped": f.result(timeout=30)
-  assert order == ["now", "guess2", "ahead", "guess"]
-  held = threading.Event()
-  p.submit(held.wait)
-  late = p.submit(order.append, "late", priority=GUESS)
-  p.shutdown(wait=False, cancel_futures=True)
-  held.set()
-  assert late.cancelled() and "late" not in order
-
 def test_kernels_descend_in_the_pool_to_their_local_batches():
   # a workload's kernels descend in the pool, one per worker, to the same first batches as one by one here: all of the measurement
   # budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup); with history roots too
@@ -347,7 +324,6 @@ def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatc
   # a full UNROLL after TC compiles 10-50x slower than its siblings on the GPU; here one candidate's compile is made slow
   import time as T
   from concurrent.futures import ThreadPoolExecutor
-  from search.pool import PriorityPool
   import search.measure as M
   k = _kernel("gemm:m=32:k=64:n=32:fp32")
   base = scheduler(k.ast, CPU)
@@ -364,7 +340,7 @@ def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatc
   monkeypatch.setattr(M, "run_kernel_task", task)
   monkeypatch.setattr(M, "MIN_WAIT_S", 0.3)
   m = Measurer(k, "CPU", Budget())
-  m.pool, timer = PriorityPool(ThreadPoolExecutor(3), 3), m.bench.time
+  m.pool, timer = ThreadPoolExecutor(3), m.bench.time
   def locked_time(*a, **kw):
     with lock: return timer(*a, **kw)
   m.bench.time = locked_time
@@ -377,7 +353,7 @@ def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatc
   assert m.measure([slow])[0] < math.inf and m.timed == 3 and m.compiled == compiled   # collected, not compiled again
   assert m.measure([a, b, slow], cut=True) == [m.times[a], m.times[b], m.times[slow]]
   # compiles queued behind other work (tune-model fills the pool with every kernel's batch) have not started: not stragglers
-  m.pool.shutdown(); m.pool = PriorityPool(ThreadPoolExecutor(1), 1)
+  m.pool.shutdown(); m.pool = ThreadPoolExecutor(1)
   m.pool.submit(T.sleep, 1.0)
   c, d = [(x,) for x, _ in children(base)[3:5]]
   assert all(t < math.inf for t in m.measure([c, d], cut=True))
@@ -531,7 +507,7 @@ def test_a_round_expands_the_next_fastest_when_the_fastest_have_no_children():
   b = Beam(adaptive=False, width=1, near_k=0, seed_picks=3, speculate=False)   # a speculation would have expanded them already
   b.prepare(ctx); b.step(ctx)   # the first batch, timed
   asked, real = [], ctx.expand
-  ctx.expand = lambda ps, near=False, alongside=1, priority=0: (asked.append(ps), Childless() if len(asked) == 1 else real(ps, near, alongside, priority))[1]
+  ctx.expand = lambda ps, near=False, alongside=1: (asked.append(ps), Childless() if len(asked) == 1 else real(ps, near, alongside))[1]
   b._next(ctx)
   # the fastest had none: the next fastest are expanded (each once) until some have children
   assert len(asked) >= 2 and len({tuple(p) for ps in asked for p in ps}) == len(asked) and ctx.state["batch"]
