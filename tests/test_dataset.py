@@ -152,6 +152,7 @@ def test_generate_mix_climbs_from_the_measured_configs_only(tmp_path):
   bad = _gen(tmp_path / "d.sqlite", "--kernels", "softmax:rows=64:cols=128:fp32", "--mix", "model=1")
   assert bad.wait(timeout=120) == 2 and "needs --model" in bad.stdout.read()
 
+@pytest.mark.slow   # a generate run of its own (~26 s on 2 cores); the model mix's climbs stay in the default run
 def test_generate_beam_mix_climbs_from_the_root(tmp_path):
   # --mix beam=1: every proposal is a child of the root or of a config the climb itself measured, never of the hand-coded config
   # (or anything else the store holds), and it goes deeper than one step

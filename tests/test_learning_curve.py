@@ -10,6 +10,8 @@ from models.learning_curve import KEYS, budget, learning_curve, pick, schedule
 from models.evaluate import METRICS
 from models.train import main as train_main
 
+pytestmark = pytest.mark.slow   # the learning-curve tool's runs train models (~32 s on 2 cores with the fixtures)
+
 CPU_DATA = Path(__file__).resolve().parents[1] / "dataset" / "data" / "cpu.sqlite"
 SMALL = dict(n_estimators=20, num_leaves=7, min_data_in_leaf=3, learning_rate=0.2)
 FRACTIONS = [0.1, 0.3, 1.0]

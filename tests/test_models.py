@@ -301,6 +301,7 @@ def test_transfer_scores_another_devices_data_and_caps_what_it_adds(trained, cac
   assert transfer_main([str(CPU_DATA), str(other), "--model", str(tmp_path / "nope.txt"), "--out", str(out)]) == 2
   assert "models.transfer: error:" in capsys.readouterr().err
 
+@pytest.mark.slow   # a training run of its own (~13 s on 2 cores)
 def test_train_with_another_cards_store_adds_its_kernels_as_groups_of_their_own(ds, cache, tmp_path, capsys):
   # train-cost-model --with: another device of the same arch joins training; a kernel measured on both is two query groups
   import sqlite3

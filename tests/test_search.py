@@ -59,6 +59,7 @@ def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, 
     m1, _ = run([6])
     assert list(m2.times) == list(m1.times)   # the same candidates, in the same order
 
+@pytest.mark.slow   # ~12 s on 2 cores
 @pytest.mark.parametrize("strategy,args", [("beam", {"k": 2}), ("pure-model", {})])
 def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatch):
   import search.context as S
@@ -97,6 +98,7 @@ def test_a_later_round_takes_the_round_size_it_is_given():
   assert len(m.times) - seen == 7 and m.timed - first <= 7 and (batch is None or not any(o in m.times for o, _ in batch[7:]))
   m.close()
 
+@pytest.mark.slow   # ~10 s on 2 cores
 def test_a_budget_too_small_for_two_rounds_is_spent_in_one():
   from search.beam import Beam
   # (a kernel whose fastest deep configs still have children: a tiny conv's have none, and its beam may stop after one round)
@@ -276,6 +278,7 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   assert len(one.jobs) == 2 and one.futs is not None and one.result() == Expansion(Context(ctx.base, None, score), parents[:1]).result()
   m.close()
 
+@pytest.mark.slow   # descents of several kernels twice, here and in the pool (~18 s on 2 cores)
 def test_kernels_descend_in_the_pool_to_their_local_batches():
   # a workload's kernels descend in the pool, one per worker, to the same first batches as one by one here: all of the measurement
   # budget when it is too small for two rounds (3 here), seed_picks when there is none (tune-model's setup); with history roots too
@@ -457,6 +460,7 @@ def test_the_first_batch_starts_from_history_and_keeps_its_size():
     m.close()
   assert sizes[0] == sizes[1] == Beam().seed_picks + 1
 
+@pytest.mark.slow   # ~16 s on 2 cores
 def test_no_next_round_is_expanded_without_budget_for_it():
   # tune-model gives a kernel one round's budget at a time: once it is spent, the search returns without expanding a next round
   # (whose pool jobs would wait behind the compiles), and expands it when a later run() brings more budget
@@ -553,6 +557,7 @@ def test_a_later_round_times_the_fastest_configs_best_scored_neighbours(fixed_ti
   assert ctx.state["neared"] == {fastest} and ctx.state["batch"] and not set(best_near) & {o for o, _ in ctx.state["batch"]}
   m.close()
 
+@pytest.mark.slow   # two searches of one kernel (~10 s on 2 cores)
 def test_speculation_changes_when_a_round_compiles_not_what_it_measures(fixed_times):
   # the next round's picks are prefetched while this one is timed; with run times a function of the config alone (so that the path
   # does not depend on this machine's noise) and no compile cut as a straggler (which moves it to a later round), the search
