@@ -143,6 +143,7 @@ def test_generate_with_model_measures_its_picks(tmp_path):
   measured = {(k, opts_from_json(json.loads(o))) for k, o, *_ in rows}
   assert all((k, o[:-1]) in measured for k, o in picks)   # each a child of a measured config
 
+@pytest.mark.slow   # a generate run of its own (~15 s on 2 cores); test_generate_with_model_measures_its_picks stays
 def test_generate_mix_climbs_from_the_measured_configs_only(tmp_path):
   out = tmp_path / "c.sqlite"
   r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "10", "--mix", "expand=0.5,mutate=0.5")

@@ -25,7 +25,7 @@ def upcast_scorer(ks):  # deterministic stand-in for a model: these tests are ab
   return np.array([float(np.prod([s for s, t in zip(k.full_shape, k.axis_types) if t.name in ("UPCAST", "UNROLL")] or [1]))
                    + 0.01*len(k.applied_opts) for k in ks])
 
-@pytest.mark.parametrize("strategy", ["random", "tpe", "mcts", "beam"])
+@pytest.mark.parametrize("strategy", ["random", pytest.param("tpe", marks=pytest.mark.slow), "mcts", "beam"])   # tpe: optuna's study, ~8 s
 def test_strategies_respect_the_measurement_budget(strategy):
   k = _kernel("gemm:m=32:k=64:n=32:fp32")
   m = Measurer(k, "CPU", Budget(measurements=5))
@@ -37,7 +37,7 @@ def test_strategies_respect_the_measurement_budget(strategy):
   assert o.verified and o.time_s <= o.hand_time_s and o.timed <= 5 + 1 + len(ctx.final_picks)   # + hand-coded, final picks
   m.close()
 
-@pytest.mark.parametrize("strategy", ["beam", "mcts"])
+@pytest.mark.parametrize("strategy", [pytest.param("beam", marks=pytest.mark.slow), "mcts"])   # beam: ~13 s; drop-in's retune test covers it
 def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, monkeypatch):
   # tune-model's scheduler gives a kernel budget in rounds: 3, then 6 in all. Nothing is measured twice, and the beam ends where
   # one run with 6 ends (the same deterministic scores and the same measured candidates)
@@ -82,6 +82,7 @@ def test_descent_patience_crosses_a_depth_that_scores_worse():
   assert [len(o) for o, _ in found[1][0]] == [3, 1]    # patience 1: goes on, and the deeper best comes first
   assert len(found[1][1]) > len(found[0][1])
 
+@pytest.mark.slow   # ~7 s on 2 cores
 def test_a_later_round_takes_the_round_size_it_is_given():
   from search.beam import Beam
   k = _kernel("gemm:m=64:k=64:n=64:fp32")
@@ -379,6 +380,7 @@ def test_a_workloads_kernels_are_searched_together_each_under_its_own_budget():
   first_done = max(i for i, key in enumerate(order) if key == kernels[0].key)
   assert any(key != kernels[0].key for key in order[:first_done]), "kernel 0's search ran to its end before the others started"
 
+@pytest.mark.slow   # ~8 s on 2 cores
 def test_kernels_whose_first_batch_is_ready_are_searched_while_another_descends(monkeypatch):
   # interleave admits each kernel as its descent (in a pool worker) is done: a slow descent holds up no other kernel's rounds
   import concurrent.futures, threading
