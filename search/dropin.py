@@ -169,7 +169,8 @@ class Tuner:
           if i in live: first[live.index(i)] = sizes[i]
       early = not self.first_share and workers > 1 and (self.total is None or self.timed < self.total)
       ids = list(ctxs) if early else []
-      prep = Preparing(strat, [ctxs[i] for i in ids], lambda p: (todo[ids[p]][0]["runs"], todo[ids[p]][0].get("default_us")), workers) if early else None
+      timed = lambda p: (todo[ids[p]][0]["runs"], todo[ids[p]][0].get("default_us"))   # a kernel's runs and its default, once timed
+      prep = Preparing(strat, [ctxs[i] for i in ids], timed, workers) if early else None
       for i, c in ctxs.items():   # the defaults (their compiles started with the Measurers): the shares go by them
         row, m = todo[i][0], c.measurer
         try: row["default_us"] = m.measure([m.hand])[0]*1e6

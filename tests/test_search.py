@@ -37,7 +37,7 @@ def test_strategies_respect_the_measurement_budget(strategy):
   assert o.verified and o.time_s <= o.hand_time_s and o.timed <= 5 + 1 + len(ctx.final_picks)   # + hand-coded, final picks
   m.close()
 
-@pytest.mark.parametrize("strategy", [pytest.param("beam", marks=pytest.mark.slow), "mcts"])   # beam: ~13 s; drop-in's retune test covers it
+@pytest.mark.parametrize("strategy", [pytest.param("beam", marks=pytest.mark.slow), "mcts"])   # beam: ~13 s on 2 cores
 def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, monkeypatch):
   # tune-model's scheduler gives a kernel budget in rounds: 3, then 6 in all. Nothing is measured twice, and the beam ends where
   # one run with 6 ends (the same deterministic scores and the same measured candidates)
