@@ -73,12 +73,12 @@ _active: list[TunedCache] = []
 _tuners: list = []   # search.dropin.Tuner of each enable(tune=True), None for a replay-only enable
 _stats = {"tuned": 0, "default": 0}
 
-def _apply(linear):
+def _apply(linear, captured:bool=False):
   """`linear` with the active cache's opts set on every kernel the cache has (counted in stats); with drop-in tuning on, the kernels
-  it lacks are searched first (search.dropin)."""
+  it lacks are searched first (search.dropin). captured: TinyJit is capturing it."""
   if not _active or (dev := _linear_device(linear)) is None: return linear
   table = _active[-1].opts_for(dev)
-  if _tuners[-1] is not None: _tuners[-1].tune(linear, dev, table, _active[-1])
+  if _tuners[-1] is not None: _tuners[-1].tune(linear, dev, table, _active[-1], captured)
   kernels = [c.src[0].key.hex() for c in linear.src if c.src[0].op.name == "SINK"]
   _stats["tuned"] += sum(k in table for k in kernels); _stats["default"] += sum(k not in table for k in kernels)
   return with_opts(linear, table)
@@ -90,7 +90,7 @@ def _patched(run_linear):
 
 def _patched_add(add_linear):
   # TinyJit captures through add_linear, not run_linear: without this a jitted function would replay default kernels
-  def add(self, linear, var_vals): return add_linear(self, _apply(linear), var_vals)
+  def add(self, linear, var_vals): return add_linear(self, _apply(linear, captured=True), var_vals)
   add.__wrapped__ = add_linear
   return add
 

@@ -15,7 +15,8 @@ attention kernels kept their default that way (r_12_64_(start_pos+1): 77.6 us ag
 results/logs/dropin/h100_gpt2_kernels).
 
 With KERNTUNE_WHEN=second (Tuner.when) a kernel is tuned at its second sight instead, so that what a program runs once is
-never searched.
+never searched; with KERNTUNE_WHEN=jit only the kernels TinyJit captures are tuned (a jitted step's, at its capture, its second
+call), and the rest (weight init, a prompt's prefill, the jitted function's first call) runs on tinygrad's default, uncached.
 
   with tuned(tune=True): out = model(x).realize()     # or tuned-run --tune prog.py ARGS, or KERNTUNE=1 python prog.py (search.hook)"""
 from __future__ import annotations
@@ -33,7 +34,7 @@ TOP = 4       # configs a cache entry keeps (its fastest measured): a later sear
 # gave 1.064x and 1.076x in two and 1.18-1.23x in three (results/dropin.md).
 NEXT_GAIN = 0.03
 SHOWN = 20    # per-kernel lines of the summary (the costliest kernels); KERNTUNE_REPORT has them all
-WHEN = ("first", "second")   # Tuner.when
+WHEN = ("first", "second", "jit")   # Tuner.when
 
 @dataclass
 class Tuner:
@@ -55,7 +56,9 @@ class Tuner:
   # when a kernel the cache lacks is tuned: at its first sight, where tinygrad's BEAM searches it, or at its second (the second
   # LINEAR that runs it: a TinyJit's capture, a loop's second pass), its first run on tinygrad's default; a kernel a program runs
   # once (weight init, a prompt's prefill) is then never searched. GPT-2's generation spent 12.5 of its 16.9 s of drop-in search
-  # on the LINEARs before its decode step (an idle H100, results/logs/dropin/h100_budget_gate_ab)
+  # on the LINEARs before its decode step (an idle H100, results/logs/dropin/h100_budget_gate_ab); at second sight it spent no
+  # less, its prefill's kernels met again in the prompt's next layer (results/dropin_when.md). "jit": only what TinyJit captures
+  # (the steady state of a jitted loop), the rest on tinygrad's default
   when: str = "first"
   spent_s: float = 0.0
   timed: int = 0
@@ -64,7 +67,7 @@ class Tuner:
   # batches (scored and compiled), rounds (the scheduler's), finish (final checks, the cache)
   phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("defaults", "first_batches", "rounds", "finish"), 0.0))
   replayed: set[str] = field(default_factory=set)     # kernels met that the cache had
-  once: set[str] = field(default_factory=set)         # when="second": kernels met once so far, on tinygrad's default
+  once: set[str] = field(default_factory=set)         # when="second" ("jit"): kernels met once (outside TinyJit) so far, on tinygrad's default
   _seen: set[str] = field(default_factory=set)
   _scorers: dict = field(default_factory=dict)
   _busy: bool = False
@@ -89,8 +92,9 @@ class Tuner:
   def over(self) -> bool:
     return (self.total_s is not None and self.spent_s >= self.total_s) or (self.total is not None and self.timed >= self.total)
 
-  def tune(self, linear:UOp, device:str, table:dict, cache) -> None:
-    """Tune the kernels of `linear` that `cache` lacks (or that `again` picks); put the answers in `cache` and `table` (ast key -> opts)."""
+  def tune(self, linear:UOp, device:str, table:dict, cache, captured:bool=False) -> None:
+    """Tune the kernels of `linear` that `cache` lacks (or that `again` picks); put the answers in `cache` and `table` (ast key -> opts).
+    captured: TinyJit is capturing `linear` (its add_linear), which when="jit" waits for."""
     if self._busy: return   # a search's own runs are not tuned
     from dataset.kernel import describe
     asts = [c.src[0] for c in linear.src if c.src[0].op is Ops.SINK]
@@ -102,8 +106,8 @@ class Tuner:
         if hit is not None and hit.get("time_us") is not None: rest += runs[key]*hit["time_us"]
         if key not in self._seen: self._seen.add(key); self.replayed.add(key)
         continue
-      if self.when == "second" and hit is None and key not in self.once:
-        self.once.add(key); continue   # its first sight: tinygrad's default, neither searched nor cached
+      if hit is None and ((self.when == "second" and key not in self.once) or (self.when == "jit" and not captured)):
+        self.once.add(key); continue   # its first sight (outside a capture): tinygrad's default, neither searched nor cached
       self._seen.add(key)
       self.once.discard(key)
       s = _scheduler(a, device)   # None: a kernel the Scheduler cannot take is not searched either
@@ -304,7 +308,9 @@ class Tuner:
     lines = [f"kerntune: {len(tuned)} kernel(s) tuned in {self.spent_s:.1f} s ({rep['gain']:.2f}x over tinygrad's default, geomean), "
              f"{len(self.replayed)} replayed from the cache, {sum(left.values())} left default" +
              (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") +
-             (f", {len(self.once)} run once on their default (tuned at a second sight)" if self.once else "") + f"; cache {cache_path}",
+             (f", {len(self.once)} run {'outside TinyJit' if self.when == 'jit' else 'once'} on their default "
+              f"({'tuned when TinyJit captures them' if self.when == 'jit' else 'tuned at a second sight'})" if self.once else "") +
+             f"; cache {cache_path}",
              "  seconds: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in self.phases.items()) +
              "; waiting on compiles {compile_wait_s:.1f}, timing {timing_s:.1f}".format(**rep["waits"])]
     saved = lambda r: r["runs"]*(r["default_us"] - r["us"])
@@ -333,8 +339,8 @@ def from_env() -> Tuner:
   KERNTUNE_TOTAL_S and KERNTUNE_TOTAL (seconds and timed candidates for the program), KERNTUNE_RETUNE=1, KERNTUNE_MODEL,
   KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes), KERNTUNE_TIMING (cold, warm, auto),
   KERNTUNE_NEXT_GAIN (a second round's expected gain), KERNTUNE_STOP_GAIN (the share of the program's time a round must be
-  expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size), KERNTUNE_WHEN (first, second:
-  a kernel tuned at its first sight or its second)."""
+  expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size), KERNTUNE_WHEN (first, second, jit:
+  a kernel tuned at its first sight, its second, or when TinyJit captures it)."""
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
                total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None,

@@ -69,6 +69,27 @@ def test_kernels_tuned_at_their_second_sight(tmp_path):
   assert t.report(path)["seen_once"] == len(t.once) >= 1 and not t.once & {r["key"] for r in t.rows}   # the exp2 sum: default
   with pytest.raises(ValueError, match="KERNTUNE_WHEN"): Tuner(when="third")
 
+def test_only_what_tinyjit_captures_is_tuned(tmp_path):
+  # KERNTUNE_WHEN=jit: kernels run outside a TinyJit capture (a one-off op, the jitted function's first call) keep tinygrad's
+  # default, uncached; the capture (its second call) tunes and caches the step's kernels, which the replays run
+  from tinygrad import TinyJit
+  rng = np.random.default_rng(0)
+  w0 = rng.standard_normal((24, 16)).astype(np.float32)
+  xs = [rng.standard_normal((32, 24)).astype(np.float32) for _ in range(3)]
+  refs = [_forward(w0, x) for x in xs]
+  w = Tensor(w0).realize()
+  step = TinyJit(lambda x: ((x @ w).relu() @ Tensor.ones(16, 1)).square().mean().realize())
+  path, t = tmp_path / "tuned.json", Tuner(budget=4, kernel_s=20, quiet=True, when="jit")
+  with tuned(path, tuner=t):
+    Tensor(rng.standard_normal((7, 5)).astype(np.float32)).exp2().sum().numpy()   # outside any TinyJit
+    got = [step(Tensor(xs[0])).numpy()]
+    assert t.rows == [] and not path.exists() and t.once   # the first call runs as a plain call: nothing searched, nothing cached
+    got += [step(Tensor(x)).numpy() for x in xs[1:]]      # the capture, then a replay
+  np.testing.assert_allclose(got, refs, rtol=1e-4)
+  assert t.rows and {r["status"] for r in t.rows} <= {"tuned", "small"} and len(TunedCache(path).entries) == len(t.rows)
+  assert t.once - {r["key"] for r in t.rows}   # the exp2 sum stays default
+  assert "outside TinyJit" in t.summary(path)
+
 def test_the_scheduler_gives_a_small_kernel_nothing():
   # kernel 1 is 0.1% of the time: no round of it is expected to save STOP_GAIN of the whole
   searched = []
@@ -231,6 +252,8 @@ def test_tuner_settings_from_the_environment(monkeypatch):
   assert t.first_share == 0.05 and Tuner().first_share is None and t.when == "first"
   monkeypatch.setenv("KERNTUNE_WHEN", "second")
   assert from_env().when == "second"
+  monkeypatch.setenv("KERNTUNE_WHEN", "jit")
+  assert from_env().when == "jit"
   with pytest.raises(ValueError, match="timing 'tepid' is not one of cold, warm, auto"): Tuner(timing="tepid")
   # through the hook, as `KERNTUNE=1 python prog.py` starts: a bad setting is one line, and the program runs untuned
   env = {k: v for k, v in os.environ.items() if not k.startswith("KERNTUNE")} | {"KERNTUNE": "1", "KERNTUNE_TIMING": "tepid"}
