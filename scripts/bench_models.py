@@ -226,6 +226,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
   from search.cache import TunedCache, _key
   from search.tune_model import NEXT_GAIN, beam_kernels, load_history, open_model, tune_kernels, tune_model
   from search.measure import shared_pool
+  from bench_search import warm_pools
   from search.cli import load_model
   from dataset.device import device_info, open_device
   device, next_gain = a.device, NEXT_GAIN if a.next_gain is None else a.next_gain
@@ -264,8 +265,13 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         _, m, ks, counts, _ = open_model(module, xs, device, n)
         dev_name, arch, props = device_info(device)
         cm, cm_path = load_model(a.model, device, dev_name, arch, False)
+        scorer = cm.scorer(props, not a.no_compile_penalty)
+        # the pool's workers started and holding the model before the tuning is timed, as bench_search and bench_unseen compare
+        # searches: in steady state. Tuned first on its GPU's process, MobileNetV2 and EfficientNet-B0 timed their first default
+        # 1.6-5.1 s after the tuning began, the networks after them 0.2-1.5 s (ten 4 x H100 calls of 2026-11-27/28)
+        warm_pools(device, a.workers, scorer)
         rows = tune_kernels(ks, counts, device, TunedCache(cache / f"{n}.tuned.json"), a.strategy, a.budget, a.time_budget,
-                            cm.scorer(props, not a.no_compile_penalty), Path(cm_path).name, False, a.workers, a.seed, log, a.strategy_args,
+                            scorer, Path(cm_path).name, False, a.workers, a.seed, log, a.strategy_args,
                             next_gain, load_history(history, device, arch), a.timing, first_share)
         (cache / f"{n}.tune.json").write_text(json.dumps(rows, indent=1, default=float))   # per kernel: phases, rounds, trajectory
         share = {r["key"]: r["share"] or 0.0 for r in rows}

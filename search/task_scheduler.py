@@ -23,7 +23,11 @@ STOP_GAIN = 0.003         # a round must be expected to save this share of the m
 # Ansor's forward look: a kernel running at a fraction of the throughput its model's similar kernels reach (work per second: FLOPs
 # of tensor-core-shaped reductions, bytes of the rest) has room that a second round's 1.5% does not see. A Llama block's fused
 # gate/up GEMM stopped at 1.6x BEAM=2's time, 13 TFLOP/s beside the block's down projection at 50. ROOM_GAIN of that room is
-# expected of its next round, halved by each round that finds nothing, so a kernel that cannot close the gap falls back.
+# expected of its next round, halved by each round that finds nothing, so a kernel that cannot close the gap falls back. No kernel
+# runs faster than the fastest of its model's kernels (the launch and, timed cold, the refill of L2: 15-22 us on an H100), so its room
+# is what lies between that floor, or its class's best throughput where that is slower, and its own time: without the floor, a
+# 21-us norm of ViT-B (its floor 17.2 us) was seen with a room of ~0.9 and got four rounds that found 5%, and MobileNetV2's and
+# EfficientNet-B0's convs at 18.0-24.4 us (floors 17.4 and 18.0 us) two to four (the unseen networks on 4 x H100, 2026-11-28)
 ROOM_GAIN = 0.1
 # a kernel's first batch and model descent in proportion to its share of the model's default time, full from this share up
 # (first_effort; tune-model --first-share, drop-in KERNTUNE_FIRST_SHARE, both off by default). Every kernel's descent runs in the
@@ -73,8 +77,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   left(i), with a time budget, is the seconds kernel i's next round may take: no round starts unless the last one's duration fits.
   ahead(order, size), if given, is told the AHEAD kernels it will search next, in order, and the size of their next rounds,
   before each round: their next rounds can compile while this one is timed. work, if given: per kernel, its class and its work
-  (e.g. ("tc", FLOPs) or ("mem", bytes)); after its first round a kernel is also expected to gain ROOM_GAIN x its room (1 - its
-  throughput over the best of its class), halved per fruitless round. pending(i), if given: kernel i's first batch is not ready
+  (e.g. ("tc", FLOPs) or ("mem", bytes)); after its first round a kernel is also expected to gain ROOM_GAIN x its room (1 - the
+  time at its class's best throughput, or the model's fastest kernel's time if longer, over its own), halved per fruitless round. pending(i), if given: kernel i's first batch is not ready
   yet (its model descent still runs in the pool); the round goes to the ready kernel expected to save the most, and wait() blocks
   until another is ready where none worth a round is (`first`, a list, is the caller's to fill as batches come). again(i, likely),
   if given, is told before each round whether kernel i is expected to get another after it: the budget left once this round and
@@ -86,10 +90,11 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
   stopped = [not (t < math.inf) for t in times]
   fruitless = [0]*n
-  def room(i:int) -> float:   # 1 - kernel i's throughput over the best of its class (work per unit of time)
+  def room(i:int) -> float:   # 1 - what kernel i could take (its class's best throughput, the model's fastest kernel) over its time
     if work is None or work[i][1] <= 0: return 0.0
     top = max(work[j][1]/best[j] for j in range(n) if work[j][0] == work[i][0] and 0 < best[j] < math.inf)
-    return max(0.0, 1.0 - work[i][1]/best[i]/top)
+    floor = min(b for b in best if 0 < b < math.inf)
+    return max(0.0, 1.0 - max(work[i][1]/top, floor)/best[i])
   saves = lambda i: runs[i]*best[i]*(gain[i] if rounds[i] == 0 else max(gain[i], ROOM_GAIN*room(i)*0.5**fruitless[i]))
   while total is None or sum(used) < total:
     if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -saves(i))): break

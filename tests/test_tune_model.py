@@ -200,6 +200,14 @@ def test_schedule_gives_the_round_expected_to_save_most():
   ahead_ = schedule([1, 1], [2000.0, 200.0], stuck, total=None, first=3, step=3, work=work)
   assert ahead_[0] > alone[0] and ahead_[1] == alone[1] and ahead_[0] < 60   # it falls back: halved per fruitless round
   assert schedule([1, 1], [2000.0, 200.0], stuck, total=None, first=3, step=3, work=[("tc2", 4e9), ("mem", 1e9)]) == alone
+  # no kernel is expected to run faster than the model's fastest: a 20-us kernel beside an 18-us one, at a thousandth of its class's
+  # best throughput, has 10% of room, not 99.9%, and the forward look gives it nothing the backward rule does not
+  flat3 = lambda i, b: (b, [1000.0, 20.0, 18.0][i], False)
+  work3 = [("mem", 1e9), ("mem", 2e4), ("mem", 1e4)]
+  runs3, t3 = [1, 100, 1], [4000.0, 40.0, 18.0]
+  assert schedule(runs3, t3, flat3, total=None, first=3, step=3, work=work3)[1] == schedule(runs3, t3, flat3, total=None, first=3, step=3)[1]
+  far, t3 = (lambda i, b: (b, [1000.0, 20.0, 1.0][i], False)), [4000.0, 40.0, 1.0]   # beside a 1-us kernel it has room: more rounds
+  assert schedule(runs3, t3, far, total=None, first=3, step=3, work=work3)[1] > schedule(runs3, t3, far, total=None, first=3, step=3)[1]
   # no budget left after the first round, or nothing left to search: it stops
   assert schedule([1], [5.0], lambda i, b: (b, 1.0, False), total=2, first=3) == [2]
   assert schedule([1], [float("inf")], lambda i, b: (b, 1.0, False), total=10) == [0]
