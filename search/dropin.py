@@ -68,7 +68,7 @@ class Tuner:
   # batches (scored and compiled), rounds (the scheduler's), finish (final checks, the cache)
   phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("defaults", "first_batches", "rounds", "finish"), 0.0))
   replayed: set[str] = field(default_factory=set)     # kernels met that the cache had
-  once: set[str] = field(default_factory=set)         # when="second" ("jit"): kernels met once (outside TinyJit) so far, on tinygrad's default
+  once: set[str] = field(default_factory=set)         # when="second" ("jit"): kernels met once (outside TinyJit), on the default
   _seen: set[str] = field(default_factory=set)
   _scorers: dict = field(default_factory=dict)
   _busy: bool = False

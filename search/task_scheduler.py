@@ -27,7 +27,9 @@ STOP_GAIN = 0.003         # a round must be expected to save this share of the m
 # runs faster than the fastest of its model's kernels (the launch and, timed cold, the refill of L2: 15-22 us on an H100), so its room
 # is what lies between that floor, or its class's best throughput where that is slower, and its own time: without the floor, a
 # 21-us norm of ViT-B (its floor 17.2 us) was seen with a room of ~0.9 and got four rounds that found 5%, and MobileNetV2's and
-# EfficientNet-B0's convs at 18.0-24.4 us (floors 17.4 and 18.0 us) two to four (the unseen networks on 4 x H100, 2026-11-28)
+# EfficientNet-B0's convs at 18.0-24.4 us (floors 18.0 and 17.4 us) two to four. With the floor, two side-by-side calls on the
+# unseen networks tuned in 107.7 and 106.5 s summed against 112.1 and 122.4; it costs MobileNetV2's small convs the 5-20% their
+# later rounds had found, +1-8% on its kernels summed (results/networks_floor_room_ab.md)
 ROOM_GAIN = 0.1
 # a kernel's first batch and model descent in proportion to its share of the model's default time, full from this share up
 # (first_effort; tune-model --first-share, drop-in KERNTUNE_FIRST_SHARE, both off by default). Every kernel's descent runs in the
@@ -78,9 +80,10 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   ahead(order, size), if given, is told the AHEAD kernels it will search next, in order, and the size of their next rounds,
   before each round: their next rounds can compile while this one is timed. work, if given: per kernel, its class and its work
   (e.g. ("tc", FLOPs) or ("mem", bytes)); after its first round a kernel is also expected to gain ROOM_GAIN x its room (1 - the
-  time at its class's best throughput, or the model's fastest kernel's time if longer, over its own), halved per fruitless round. pending(i), if given: kernel i's first batch is not ready
-  yet (its model descent still runs in the pool); the round goes to the ready kernel expected to save the most, and wait() blocks
-  until another is ready where none worth a round is (`first`, a list, is the caller's to fill as batches come). again(i, likely),
+  time at its class's best throughput, or the model's fastest kernel's time if longer, over its own), halved per fruitless round.
+  pending(i), if given: kernel i's first batch is not ready yet (its model descent still runs in the pool); the round goes to the
+  ready kernel expected to save the most, and wait() blocks until another is ready where none worth a round is (`first`, a list,
+  is the caller's to fill as batches come). again(i, likely),
   if given, is told before each round whether kernel i is expected to get another after it: the budget left once this round and
   the first rounds still due are spent pays for later rounds of `size`, and i's next is among the ones expected to save most
   (the search compiles its guess of that round meanwhile only then), and ahead() is told only of kernels whose rounds that budget
