@@ -89,6 +89,10 @@ def test_only_what_tinyjit_captures_is_tuned(tmp_path):
   assert t.rows and {r["status"] for r in t.rows} <= {"tuned", "small"} and len(TunedCache(path).entries) == len(t.rows)
   assert t.once - {r["key"] for r in t.rows}   # the exp2 sum stays default
   assert "outside TinyJit" in t.summary(path)
+  # the search ran inside the capture: none of its own work was captured, the jitted step runs as many kernels as an untuned one's
+  plain = TinyJit(lambda x: ((x @ w).relu() @ Tensor.ones(16, 1)).square().mean().realize())
+  for x in xs: plain(Tensor(x)).numpy()
+  assert len(step.captured._linear.src) == len(plain.captured._linear.src)
 
 def test_the_scheduler_gives_a_small_kernel_nothing():
   # kernel 1 is 0.1% of the time: no round of it is expected to save STOP_GAIN of the whole
