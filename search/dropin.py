@@ -72,6 +72,7 @@ class Tuner:
   _seen: set[str] = field(default_factory=set)
   _scorers: dict = field(default_factory=dict)
   _busy: bool = False
+  _captured: bool = False   # a TinyJit capture was met (when="jit" tunes nothing in a program without one: the summary says so)
 
   def __post_init__(self):
     from search.measure import TIMINGS
@@ -97,6 +98,7 @@ class Tuner:
     """Tune the kernels of `linear` that `cache` lacks (or that `again` picks); put the answers in `cache` and `table` (ast key -> opts).
     captured: TinyJit is capturing `linear` (its add_linear), which when="jit" waits for."""
     if self._busy: return   # a search's own runs are not tuned
+    self._captured |= captured
     from dataset.kernel import describe
     asts = [c.src[0] for c in linear.src if c.src[0].op is Ops.SINK]
     runs, todo, rest = Counter(a.key.hex() for a in asts), [], 0.0
@@ -321,6 +323,8 @@ class Tuner:
                    f"{r['timed']} timed in {r['search_s']:.1f} s, stopped {'on its budget' if r['stopped'] == 'budget' else 'converged'}")
     if len(tuned) > SHOWN: lines.append(f"  ... {len(tuned) - SHOWN} more tuned (KERNTUNE_REPORT=FILE.json writes every kernel)")
     lines += [f"  {r['name']}: {r['status']} (left default), {r['kernel']}" for r in self.rows if r["status"] == "symbolic" or r["status"].startswith("failed")]
+    if self.when == "jit" and not self._captured and self.once:
+      lines.append("  KERNTUNE_WHEN=jit tunes what TinyJit captures, and this program captured nothing: KERNTUNE_WHEN=first tunes every kernel")
     return "\n".join(lines)
 
 def _kind(status:str) -> str: return "failed" if status.startswith("failed") else status

@@ -93,6 +93,10 @@ def test_only_what_tinyjit_captures_is_tuned(tmp_path):
   plain = TinyJit(lambda x: ((x @ w).relu() @ Tensor.ones(16, 1)).square().mean().realize())
   for x in xs: plain(Tensor(x)).numpy()
   assert len(step.captured._linear.src) == len(plain.captured._linear.src)
+  # a program without TinyJit gets nothing tuned, and the summary says what to use instead
+  t2 = Tuner(budget=4, kernel_s=20, quiet=True, when="jit")
+  with tuned(tmp_path / "none.json", tuner=t2): _forward(w0, xs[0])
+  assert t2.rows == [] and t2.once and "KERNTUNE_WHEN=first" in t2.summary(tmp_path / "none.json") and "KERNTUNE_WHEN=first" not in t.summary(path)
 
 def test_the_scheduler_gives_a_small_kernel_nothing():
   # kernel 1 is 0.1% of the time: no round of it is expected to save STOP_GAIN of the whole
