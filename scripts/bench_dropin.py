@@ -212,7 +212,7 @@ def kernels_child(a) -> int:
   runs_dir, asts, runs, phase = Path(a.result).parent, {}, {}, {}
   class Capture:   # a drop-in tuner that only records the kernels it is shown, how often each runs in its LINEAR, and where
     where = "first"
-    def tune(self, linear, device, table, cache):
+    def tune(self, linear, device, table, cache, captured=False):
       ks = [c.src[0] for c in linear.src if c.src[0].op.name == "SINK"]
       for u in ks:
         if (k := u.key.hex()) not in asts: asts[k], runs[k], phase[k] = (u, device), sum(x is u for x in ks), self.where
