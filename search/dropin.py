@@ -308,12 +308,11 @@ class Tuner:
   def summary(self, cache_path) -> str:
     rep, tuned = self.report(cache_path), [r for r in self.rows if r["status"] == "tuned"]
     left = rep["left_default"]
+    ran, later = ("outside TinyJit", "tuned when TinyJit captures them") if self.when == "jit" else ("once", "tuned at a second sight")
     lines = [f"kerntune: {len(tuned)} kernel(s) tuned in {self.spent_s:.1f} s ({rep['gain']:.2f}x over tinygrad's default, geomean), "
              f"{len(self.replayed)} replayed from the cache, {sum(left.values())} left default" +
              (f" ({', '.join(f'{n} {s}' for s, n in left.items())})" if left else "") +
-             (f", {len(self.once)} run {'outside TinyJit' if self.when == 'jit' else 'once'} on their default "
-              f"({'tuned when TinyJit captures them' if self.when == 'jit' else 'tuned at a second sight'})" if self.once else "") +
-             f"; cache {cache_path}",
+             (f", {len(self.once)} run {ran} on their default ({later})" if self.once else "") + f"; cache {cache_path}",
              "  seconds: " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in self.phases.items()) +
              "; waiting on compiles {compile_wait_s:.1f}, timing {timing_s:.1f}".format(**rep["waits"])]
     saved = lambda r: r["runs"]*(r["default_us"] - r["us"])

@@ -78,7 +78,8 @@ def test_only_what_tinyjit_captures_is_tuned(tmp_path):
   xs = [rng.standard_normal((32, 24)).astype(np.float32) for _ in range(3)]
   refs = [_forward(w0, x) for x in xs]
   w = Tensor(w0).realize()
-  step = TinyJit(lambda x: ((x @ w).relu() @ Tensor.ones(16, 1)).square().mean().realize())
+  fwd = lambda x: ((x @ w).relu() @ Tensor.ones(16, 1)).square().mean().realize()
+  step = TinyJit(fwd)
   path, t = tmp_path / "tuned.json", Tuner(budget=4, kernel_s=20, quiet=True, when="jit")
   with tuned(path, tuner=t):
     Tensor(rng.standard_normal((7, 5)).astype(np.float32)).exp2().sum().numpy()   # outside any TinyJit
@@ -90,7 +91,7 @@ def test_only_what_tinyjit_captures_is_tuned(tmp_path):
   assert t.once - {r["key"] for r in t.rows}   # the exp2 sum stays default
   assert "outside TinyJit" in t.summary(path)
   # the search ran inside the capture: none of its own work was captured, the jitted step runs as many kernels as an untuned one's
-  plain = TinyJit(lambda x: ((x @ w).relu() @ Tensor.ones(16, 1)).square().mean().realize())
+  plain = TinyJit(fwd)
   for x in xs: plain(Tensor(x)).numpy()
   assert len(step.captured._linear.src) == len(plain.captured._linear.src)
   # a program without TinyJit gets nothing tuned, and the summary says what to use instead
