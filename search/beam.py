@@ -38,6 +38,7 @@ def _round_robin(ranked:list, parents:list[tuple[Opt, ...]], k:int) -> list:
   return out
 
 def _tc(opts:tuple[Opt, ...]) -> bool: return any(o.op is OptOps.TC for o in opts)
+def _grouped(opts:tuple[Opt, ...]) -> bool: return any(o.op in (OptOps.GROUP, OptOps.GROUPTOP) for o in opts)
 
 class _Joined:
   """Expansions of single parents as one (Context.expand's interface): a speculated parent's is reused whatever the others are."""
@@ -116,18 +117,26 @@ class Beam:
   # search.measure.MIN_WAIT_S). 1 s with speculation, in the same call: wall 18.3%, geomean 0.931x (the stragglers are timed in the
   # next round, or verified at the end, not lost)
   straggle_s: float|None = 1.0
+  # the first batch also times the model's best config grouping a reduction (GROUP, GROUPTOP) where none of its picks does, and a
+  # measured one is expanded once, as tensor cores are: on 3 of the 4 worst unseen kernels of splits 9-12 (convs with long
+  # reductions, 1.38-1.99x) BEAM=2's pick grouped and the learned one did not. Off until a split no analysis saw measures it
+  group_branch: bool = False
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
     """The model-only descent: the best `descent_width` children per depth (each depth's expansion in the pool, if any), until
     `descent_patience`+1 depths in a row bring no better score. Returns (the top pick of every depth that improved the best score,
     best first; every scored child, best first)."""
-    beam, seen, picks, pool, best, stale = [()], {ctx.base.ast.key}, [], [], -math.inf, 0
-    depths, width = self.max_depth, ctx.descent_width or self.descent_width
+    beam, seen, depths = [()], {ctx.base.ast.key}, self.max_depth
     if roots := self.history_roots(ctx):
       beam, depths = [o for o, _ in roots], self.history_depths
       seen.update(key for _, key in roots)
       if ctx.measurer is not None: ctx.measurer.prefetch(beam[:self.history_picks])   # the first batch's: compiling meanwhile
+    return self._descent(ctx, beam, seen, depths, ctx.measurer)
+
+  def _descent(self, ctx:Context, beam:list, seen:set, depths:int, m) -> tuple[list, list]:
+    """descend's loop from `beam`; m: the measurer compiling the first batch's picks meanwhile (None: nothing prefetched)."""
+    picks, pool, best, stale, width = [], [], -math.inf, 0, ctx.descent_width or self.descent_width
     for _ in range(depths):
       ranked, scores = _rank(ctx.expand(beam).result(), seen)
       if not ranked: break
@@ -138,11 +147,11 @@ class Beam:
         continue
       best, stale = float(scores[0]), 0
       picks.insert(0, ranked[0])
-      if ctx.measurer is not None:
-        ctx.measurer.prefetch([ranked[0][0]])   # the top pick of each of the deepest depths is timed: it compiles meanwhile
+      if m is not None:
+        m.prefetch([ranked[0][0]])   # the top pick of each of the deepest depths is timed: it compiles meanwhile
         # a depth more than the first batch's picks above this one is not (_seed takes the deepest first): its compile, if it
         # still queues, is taken back (GPT-2's attention kernels descend 11 deep: 3 compiles each of ~1 s of a worker, for nothing)
-        if len(picks) > (n := self.first_batch(ctx)) and self.k != 0: ctx.measurer.drop(picks[n][0])
+        if len(picks) > (n := self.first_batch(ctx)) and self.k != 0: m.drop(picks[n][0])
     return picks, [c for _, c in sorted(pool, key=lambda x: -x[0])]
 
   def history_roots(self, ctx:Context) -> list[tuple[tuple[Opt, ...], bytes]]:
@@ -178,7 +187,20 @@ class Beam:
     for o, key in ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n] + pool:
       if len(seeds) >= n + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
-    return _with_tensor_cores(seeds, pool, n + 1)
+    seeds = _with_tensor_cores(seeds, pool, n + 1)
+    if self.group_branch and not any(_grouped(o) for o, _ in seeds) and (g := self._group_pick(ctx, pool, keys)) is not None:
+      if ctx.measurer is not None: ctx.measurer.prefetch([g[0]])
+      seeds = (seeds[:1] + [g] + seeds[1:])[:max(n + 1, 2)]   # after the hand-coded one, the model's last pick making way
+    return seeds
+
+  def _group_pick(self, ctx:Context, pool:list, taken:set) -> tuple[tuple[Opt, ...], bytes]|None:
+    """The model's best config that groups a reduction: a descent from the best-scored GROUP/GROUPTOP first actions (the pool's,
+    or the root's children where the descent started from history). None if the kernel has no reduction to group."""
+    roots = ([c for c in pool if len(c[0]) == 1 and _grouped(c[0])] or [c for c in _rank(ctx.expand([()]).result(),
+             {ctx.base.ast.key})[0] if _grouped(c[0])])[:ctx.descent_width or self.descent_width]
+    if not roots: return None
+    picks, _ = self._descent(ctx, [o for o, _ in roots], {ctx.base.ast.key} | {key for _, key in roots}, self.max_depth, None)
+    return next((c for c in picks + roots if c[1] not in taken), None)
 
   def _with_history(self, ctx:Context, batch:list) -> list:
     """The first batch with up to history_picks of ctx.history's configs after the hand-coded one, in place of the model's last
@@ -246,11 +268,13 @@ class Beam:
     """The next round's parents, of `measured` (fastest first): the `width` fastest not expanded yet, and the fastest for its
     neighbours if they were not proposed yet."""
     beam = [o for o, _ in measured if o not in st["expanded"]][:self.width]
-    if beam and not any(_tc(o) for o in (*beam, *st["expanded"])):
-      # tensor cores once: a tensor-core config as the first batch timed it (a first action, few upcasts) loses to configs tuned
-      # a depth further, and is never expanded (a LLaMA block's fused gate/up GEMM stayed 1.5x behind BEAM=2's tensor-core pick)
-      if (tc := next((o for o, _ in measured if _tc(o) and o not in st["expanded"]), None)) is not None:
-        beam = beam[:1] + [tc] + beam[1:self.width - 1]   # second: a round too small for every parent still has its child
+    # tensor cores once: a tensor-core config as the first batch timed it (a first action, few upcasts) loses to configs tuned a
+    # depth further, and is never expanded (a LLaMA block's fused gate/up GEMM stayed 1.5x behind BEAM=2's tensor-core pick);
+    # with group_branch, grouped reductions likewise
+    for kind in (_tc, _grouped) if self.group_branch else (_tc,):
+      if beam and not any(kind(o) for o in (*beam, *st["expanded"])):
+        if (c := next((o for o, _ in measured if kind(o) and o not in st["expanded"]), None)) is not None:
+          beam = beam[:1] + [c] + beam[1:self.width - 1]   # second: a round too small for every parent still has its child
     return beam, [o for o, _ in measured[:1] if o not in st["neared"]] if self.near_k > 0 else []
 
   def _pick(self, ctx:Context, beam:list, ex, nx, seen:set) -> list:

@@ -650,6 +650,25 @@ def test_a_measured_tensor_core_config_is_expanded_once():
   b._next(ctx)   # once only: with a tensor-core config expanded, the width fastest not expanded are the parents again
   assert ctx.state["expanded"] - first == {c[0] for c in plain[3:7]}   # not the slower tensor-core child
 
+def test_group_branch_times_the_models_best_grouped_reduction_and_expands_it_once():
+  # a model that ranks every grouped reduction low never picks one (BEAM=2's picks grouped on 3 of the 4 worst unseen kernels):
+  # with group_branch the first batch still holds the best of a descent from grouped first actions, and a measured one is a parent once
+  from search.beam import Beam, _grouped
+  k = kernel_asts(*parse_variant("gemm:m=64:k=256:n=64:fp32").build("CPU"))[0]
+  score = lambda ks: upcast_scorer(ks) - 100.0*np.array([_grouped(tuple(x.applied_opts)) for x in ks])
+  ctx = lambda: Context(scheduler(k, renderer_for("CUDA", "sm_90", compiler=False)), None, score, random.Random(0))
+  plain, grouped = Beam()._seed(ctx()), Beam(group_branch=True)._seed(ctx())
+  assert not any(_grouped(o) for o, _ in plain) and len(grouped) == len(plain) == Beam.seed_picks + 1
+  assert [_grouped(o) for o, _ in grouped] == [False, True] + [False]*(len(plain) - 2) and grouped[0] == plain[0]
+  assert len(grouped[1][0]) > 1 and grouped[2:] == plain[1:-1]   # descended past its first action; the model's last pick made way
+  c = ctx()
+  kids = [((a,), x.ast.key) for a, x in children(c.base)]
+  g, rest = next(x for x in kids if _grouped(x[0])), [x for x in kids if not _grouped(x[0])][:7]
+  for branch, second in ((False, rest[1][0]), (True, g[0])):
+    c.state.clear(); c.state.update(batch=None, measured=rest + [g], expanded=set(), neared=set(), seen={x[1] for x in kids}, late=[],
+                                    expansion=None, info={}, fix=None, gap=0.0)
+    assert Beam(k=2, near_k=0, group_branch=branch)._parents(c.state, c.state["measured"])[0][:2] == [rest[0][0], second]
+
 def test_a_scheduled_beam_goes_on_after_a_round_without_a_faster_time():
   # under tune-model's scheduler (search.task_scheduler.SCHEDULED) the scheduler ends a kernel's rounds, not the beam's patience:
   # a Llama block's 58%-share GEMM stopped after one fruitless round at 1.6x BEAM=2's time
