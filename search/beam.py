@@ -2,7 +2,7 @@
 cost model (optionally corrected by the kernel's own measurements: search.adapt). Its first batches for many kernels at once:
 search.first_batches."""
 from __future__ import annotations
-import math
+import math, statistics
 from dataclasses import dataclass
 import numpy as np
 from tinygrad.codegen.opt import Opt, OptOps
@@ -88,6 +88,9 @@ class Beam:
   history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
   adaptive: bool = True       # the kernel's measurements decide when the search stops (and, with `correct`, re-rank its children)
   min_gain: float = 0.02      # adaptive: a round that betters the best by less is stale
+  # adaptive: or by less than noise_k x the median spread of its candidates' runs: split 12's 23-us max-reduce "improved" by chance
+  # for 5 rounds, 25.1 to 17.2 us, its answer re-timed at 23.0. 0: off until a split no analysis saw measures it
+  noise_k: float = 0.0
   unsure_gap: float = 0.15    # adaptive: the model is unsure here if its top-scored measured config is this much slower than the fastest
   # adaptive: stale rounds more where the model is unsure. 0 against 1 on split 3 in one call (4 x H200,
   # results/unseen_s3_h200.md): wall 16.7% of BEAM=2's for 23.3% and 22.8%, geomean 0.936x for 0.929x and 0.928x, 2 kernels over
@@ -103,13 +106,10 @@ class Beam:
   # amount (UPCAST 4 where BEAM=2 took 2, LOCAL 16 for 8), which children of the fastest configs never revisit
   near_k: int = 3
   # compile the next round while this one is timed: once half a batch is timed, the parents the next round would have then are
-  # expanded and their picks prefetched (again, up to `guesses` a round, when a later timing changes those parents); where the
-  # round's end leaves the parents as one guess had them, its batch is compiled or compiling. Under drop-in's task scheduler, only
-  # where it expects to give the kernel another round (Context.again).
-  # The picks are the same either way, only when they compile changes (and so which compiles straggle into a later round). Rounds
-  # wait on compiles: split 3's learned wall was 86 of 182 s in waits of over 0.25 s between timings, most between rounds. Measured
-  # on split 3 against the old default in one call (2 x H100, results/unseen_s3_variants.md): wall 19.3% of BEAM=2's for 20.2%,
-  # geomean 0.933x for 0.950x
+  # expanded and their picks prefetched (again, up to `guesses` a round, when a later timing changes those parents); under drop-in's
+  # task scheduler only where it expects to give the kernel another round (Context.again). The picks are the same either way, only
+  # when they compile changes. Rounds wait on compiles (split 3: 86 of 182 s of learned wall in waits between timings); on split 3
+  # against the old default in one call (2 x H100, results/unseen_s3_variants.md): wall 19.3% of BEAM=2's for 20.2%, 0.933x for 0.950x
   speculate: bool = True
   guesses: int = 3   # speculate: guesses of the next round's parents a round may start
   # a round's compiles straggle once half are in and they lag this many seconds (and STRAGGLE x that half's time) behind: compile
@@ -117,9 +117,8 @@ class Beam:
   # search.measure.MIN_WAIT_S). 1 s with speculation, in the same call: wall 18.3%, geomean 0.931x (the stragglers are timed in the
   # next round, or verified at the end, not lost)
   straggle_s: float|None = 1.0
-  # the first batch also times the model's best config grouping a reduction (GROUP, GROUPTOP) where none of its picks does, and a
-  # measured one is expanded once, as tensor cores are: on 3 of the 4 worst unseen kernels of splits 9-12 (convs with long
-  # reductions, 1.38-1.99x) BEAM=2's pick grouped and the learned one did not. Off until a split no analysis saw measures it
+  # the first batch also times the model's best grouped-reduction config (GROUP, GROUPTOP) where its picks have none, expanded once
+  # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). Off likewise
   group_branch: bool = False
   name: str = "beam"
 
@@ -360,7 +359,8 @@ class Beam:
     m.marks.update(trust=round(trust, 3) if trust == trust else None, gap=round(gap, 3), rounds=st["rounds"])   # for reports
     # the first batch's own: what a rule stopping after it could know (the marks above are the last round's)
     if st["rounds"] == 1: m.marks.update(first_trust=m.marks["trust"], first_gap=m.marks["gap"], first_timed=m.timed)
-    if best < prev*(1 - self.min_gain): st["stale"] = 0
+    noise = statistics.median(m.spread.values()) if self.noise_k and m.spread else 0.0
+    if best < prev*(1 - max(self.min_gain, self.noise_k*noise)): st["stale"] = 0
     elif st["stale"] >= self.patience + (self.unsure_patience if gap > self.unsure_gap else 0): self._stop(ctx); m.mark("stale")
     else: st["stale"] += 1
     return not st["stopped"]

@@ -97,6 +97,7 @@ class Measurer:
     self.compiled = self.timed = self.failed = 0
     self.compile_s = self.time_s = 0.0                  # wall seconds in compile calls and in timing (where a search spends)
     self.times: dict[tuple[Opt, ...], float] = {}       # every timed candidate (inf: failed)
+    self.spread: dict[tuple[Opt, ...], float] = {}      # a timed candidate's runs: slowest / fastest - 1 (its timing's noise)
     self.errors: dict[tuple[Opt, ...], str] = {}        # why a candidate failed to compile
     self.progs: dict[tuple[Opt, ...], UOp] = {}
     self.libs: dict[str, tuple[Opt, ...]] = {}          # same binary, same time: measured once
@@ -274,6 +275,7 @@ class Measurer:
     self.time_s += time.perf_counter() - st
     self.timed += 1
     self.times[o], self.progs[o] = min(ts), c.prg
+    if len(ts) > 1 and min(ts) > 0: self.spread[o] = max(ts)/min(ts) - 1
     self.best = min(self.best, min(ts))
     self.trajectory.append((self.timed, round(self.elapsed, 3), self.best))
     if self.on_timed is not None: self.on_timed(self)
