@@ -254,7 +254,7 @@ def child(a) -> int:
     st = time.perf_counter(); step(); dev.synchronize()
     ts.append(time.perf_counter() - st)
   res = {"program": a.child, "mode": a.mode, "device": _device_name(), "first_result_s": first_s, "step_ms": statistics.median(ts)*1e3,
-         "step_ms_all": [round(t*1e3, 4) for t in ts], "output": outputs(), "done": True}
+         "step_ms_all": [round(t*1e3, 4) for t in ts], "where": _where(), "output": outputs(), "done": True}
   if spent is not None: res.update(search_s=sum(spent.values()), searched=len(spent))
   if a.mode == "kerntune":
     import search.cache as C
@@ -266,6 +266,17 @@ def child(a) -> int:
   Path(a.result).write_text(json.dumps(res, indent=1))
   print(f"[{a.child} {a.mode}] step {res['step_ms']:.3f} ms, search {res.get('search_s', 0):.1f} s", flush=True)
   return 0
+
+def _where() -> dict:
+  """Where a run's steps ran, to tell its step level by: replaying the same kernels, GPT-2's processes stepped at 7.4 or 11.4 ms
+  (an H200, results/dropin_h200_jit.md), each steady at its own. The CPU it ended on and how many it may use, the kernels its LINEARs
+  ran tuned and on tinygrad's default (search.cache.stats), and the GPU's clocks, power state and temperature right after."""
+  import search.cache as C
+  w = {"cpu": int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36]), "cpus": len(os.sched_getaffinity(0)), **C.stats()}
+  with __import__("contextlib").suppress(Exception):
+    w["gpu"] = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,pstate,temperature.gpu,power.draw", "--format=csv,noheader",
+                               "-i", os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]], capture_output=True, text=True, timeout=30).stdout.strip()
+  return w
 
 def _device_name() -> str:
   from tinygrad import Device

@@ -7,6 +7,7 @@
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PARALLEL=16   # tinygrad BEAM's compile pool: the 16 cores of one GPU's share
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
 nproc | tee -a $OUT/gpu.txt
+{ nvidia-smi topo -m; lscpu | grep -iE "^(model name|numa)"; } >> $OUT/gpu.txt 2>&1   # which cores sit by which GPU (a process's step level)
 GPUS=${GPUS:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd,)}
 N=$(echo $GPUS | tr , '\n' | wc -l)
 W=$(( $(nproc) / $(nvidia-smi -L | wc -l) - 1 ))
