@@ -273,17 +273,19 @@ def _where() -> dict:
   ran tuned and on tinygrad's default (search.cache.stats), and the GPU's clocks, power state and temperature right after."""
   import search.cache as C
   w = {"cpu": int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36]), "cpus": len(os.sched_getaffinity(0)), **C.stats()}
-  with __import__("contextlib").suppress(Exception):
-    w["gpu"] = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,pstate,temperature.gpu,power.draw", "--format=csv,noheader",
-                               "-i", os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]], capture_output=True, text=True, timeout=30).stdout.strip()
+  if gpu := _smi("clocks.sm,clocks.mem,pstate,temperature.gpu,power.draw"): w["gpu"] = gpu
   return w
+
+def _smi(query:str) -> str:
+  """nvidia-smi's answer to --query-gpu=QUERY for this process's GPU ("" without one)."""
+  with __import__("contextlib").suppress(Exception):
+    return subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader", "-i", os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]],
+                          capture_output=True, text=True, timeout=30).stdout.strip()
+  return ""
 
 def _device_name() -> str:
   from tinygrad import Device
-  if Device.DEFAULT == "CUDA":
-    with __import__("contextlib").suppress(Exception):
-      return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]],
-                            capture_output=True, text=True, timeout=30).stdout.strip() or "CUDA"
+  if Device.DEFAULT == "CUDA": return _smi("name") or "CUDA"
   import platform
   return f"{Device.DEFAULT} ({platform.processor() or platform.machine()})"
 
