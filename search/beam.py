@@ -47,13 +47,13 @@ class _Joined:
   def result(self) -> list: return [r for p in self.parts for r in p.result()]
 
 def _with_tensor_cores(seeds:list, pool:list, size:int) -> list:
-  """The first batch holds a tensor-core config wherever one applies: its best-scored one takes the model's last pick's place if
-  no pick has one.
-  Tensor cores are the largest single step a half-precision matmul can take (BEAM=2's pick of an unseen LLaMA block's fused gate/up
-  GEMM ran 1.6x faster with them), and the hand-coded heuristic misses them on kernels of two reductions, while a model trained on
-  few such kernels can rank every tensor-core child below plain upcasts: one measurement settles it, and later rounds build on it."""
-  if any(_tc(o) for o, _ in seeds) or (tc := next(((o, key) for o, key in pool if _tc(o)), None)) is None: return seeds
-  return (seeds[:1] + [tc] + seeds[1:])[:max(size, 2)]   # after the hand-coded one: history's configs replace the batch's tail
+  """The first batch holds a tensor-core config wherever one applies: its best-scored one takes the model's last pick's place if no
+  pick has one. Tensor cores are a half-precision matmul's largest single step (BEAM=2's pick of an unseen LLaMA block's fused
+  gate/up GEMM ran 1.6x faster with them), and the hand-coded heuristic misses them on kernels of two reductions, while a model
+  trained on few such kernels can rank every tensor-core child below plain upcasts: one measurement settles it."""
+  return seeds if any(_tc(o) for o, _ in seeds) or (tc := next((c for c in pool if _tc(c[0])), None)) is None else _second(seeds, tc, size)
+
+def _second(seeds:list, c, size:int) -> list: return (seeds[:1] + [c] + seeds[1:])[:max(size, 2)]   # after the hand-coded one
 
 @dataclass
 class Beam:
@@ -189,7 +189,7 @@ class Beam:
     seeds = _with_tensor_cores(seeds, pool, n + 1)
     if self.group_branch and not any(_grouped(o) for o, _ in seeds) and (g := self._group_pick(ctx, pool, keys)) is not None:
       if ctx.measurer is not None: ctx.measurer.prefetch([g[0]])
-      seeds = (seeds[:1] + [g] + seeds[1:])[:max(n + 1, 2)]   # after the hand-coded one, the model's last pick making way
+      seeds = _second(seeds, g, n + 1)
     return seeds
 
   def _group_pick(self, ctx:Context, pool:list, taken:set) -> tuple[tuple[Opt, ...], bytes]|None:
