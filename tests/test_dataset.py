@@ -134,7 +134,8 @@ def test_model_proposals_are_unmeasured_children_best_scored_first():
 
 def test_generate_with_model_measures_its_picks(tmp_path):
   out = tmp_path / "m.sqlite"
-  r = _gen(out, "--kernels", "softmax:rows=64:cols=128:fp32", "--samples-per-kernel", "8", "--model", str(ROOT / "models/cost_model_cpu.txt"),
+  # one kernel, 6 configs: 2 of them the model's (softmax's three kernels took 25 s on 2 cores)
+  r = _gen(out, "--kernels", "gemm:m=32:k=32:n=32:fp32", "--samples-per-kernel", "6", "--model", str(ROOT / "models/cost_model_cpu.txt"),
            entry="models.generate")   # generate-dataset's entry point: dataset.generate itself loads no cost model
   assert r.wait(timeout=300) == 0, r.stdout.read()
   rows = sqlite3.connect(out).execute("SELECT kernel, opts, source, status FROM measurements").fetchall()

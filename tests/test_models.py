@@ -192,7 +192,7 @@ def test_cli_trains_and_refuses_device_mismatch(cache, tmp_path, capsys):
   out = tmp_path / "m.txt"
   assert train_main([str(CPU_DATA), "--device", "CUDA", "--out", str(out), "--quiet"]) == 2
   assert "--allow-device-mismatch" in capsys.readouterr().err and not out.exists()
-  assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out), "--folds", "2", "--threads", "1", "--quiet"]) == 0
+  assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out), "--folds", "2", "--threads", "2", "--quiet"]) == 0
   m = CostModel.load(out, device="CPU")
   assert m.meta["feature_schema"] == SCHEMA_VERSION and m.meta["dataset"]["hash"] and m.meta["metrics"]["pairwise_acc"] > 0.6
   from dataset.history import History
