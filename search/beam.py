@@ -1,59 +1,22 @@
 """The model-guided beam (strategies "beam" and "pure-model"): rounds of many candidates, each a compile latency, ranked by the
 cost model (optionally corrected by the kernel's own measurements: search.adapt). Its first batches for many kernels at once:
-search.first_batches."""
+search.first_batches; which scored configs a round or a first batch takes: search.picks."""
 from __future__ import annotations
 import math, statistics
 from dataclasses import dataclass
 import numpy as np
-from tinygrad.codegen.opt import Opt, OptOps
+from tinygrad.codegen.opt import Opt
 from dataset.sampler import hand_coded, replay
 from search.measure import BudgetExhausted
 from search.adapt import Correction, kendall, shape_terms
-from search.context import Context, Scored
-
-def _rank(rows:list[Scored], seen:set[bytes], fix:Correction|None=None, info:dict|None=None) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
-  """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
-  their sorted scores; marks them seen. fix: the kernel's online correction of the model's scores; info: where each child's model
-  score and shape terms are kept (opts -> (score, terms)), for the correction's next fit."""
-  new: dict[bytes, Scored] = {}
-  for r in rows:
-    if r[2] not in seen and r[2] not in new: new[r[2]] = r
-  seen.update(new)
-  kept = list(new.values())
-  if info is not None: info.update((o, (sc, terms)) for sc, o, _, terms in kept)
-  sc = np.array([r[0] for r in kept], np.float64)
-  if fix is not None and kept: sc = fix(sc, np.array([r[3] for r in kept], np.float64))
-  order = np.argsort(-sc, kind="stable")
-  return [(kept[i][1], kept[i][2]) for i in order], sc[order]
-
-def _round_robin(ranked:list, parents:list[tuple[Opt, ...]], k:int) -> list:
-  """k children, each parent's best-scored in turn, fastest parent first: scores are most reliable among siblings, and the
-  measured order of the parents is not the model's to overrule."""
-  by_parent: dict[tuple[Opt, ...], list] = {p: [] for p in parents}
-  for c in ranked: by_parent.setdefault(c[0][:-1], []).append(c)
-  out, queues = [], [by_parent[p] for p in parents]
-  while len(out) < k and any(queues):
-    for q in queues:
-      if q and len(out) < k: out.append(q.pop(0))
-  return out
-
-def _tc(opts:tuple[Opt, ...]) -> bool: return any(o.op is OptOps.TC for o in opts)
-def _grouped(opts:tuple[Opt, ...]) -> bool: return any(o.op in (OptOps.GROUP, OptOps.GROUPTOP) for o in opts)
+from search.picks import grouped, rank, round_robin, second, tensor_cores, with_tensor_cores
+from search.context import Context
 
 class _Joined:
   """Expansions of single parents as one (Context.expand's interface): a speculated parent's is reused whatever the others are."""
   def __init__(self, parts:list): self.parts = parts
   def done(self) -> bool: return all(p.done() for p in self.parts)
   def result(self) -> list: return [r for p in self.parts for r in p.result()]
-
-def _with_tensor_cores(seeds:list, pool:list, size:int) -> list:
-  """The first batch holds a tensor-core config wherever one applies: its best-scored one takes the model's last pick's place if no
-  pick has one. Tensor cores are a half-precision matmul's largest single step (BEAM=2's pick of an unseen LLaMA block's fused
-  gate/up GEMM ran 1.6x faster with them), and the hand-coded heuristic misses them on kernels of two reductions, while a model
-  trained on few such kernels can rank every tensor-core child below plain upcasts: one measurement settles it."""
-  return seeds if any(_tc(o) for o, _ in seeds) or (tc := next((c for c in pool if _tc(c[0])), None)) is None else _second(seeds, tc, size)
-
-def _second(seeds:list, c, size:int) -> list: return (seeds[:1] + [c] + seeds[1:])[:max(size, 2)]   # after the hand-coded one
 
 @dataclass
 class Beam:
@@ -137,7 +100,7 @@ class Beam:
     """descend's loop from `beam`; m: the measurer compiling the first batch's picks meanwhile (None: nothing prefetched)."""
     picks, pool, best, stale, width = [], [], -math.inf, 0, ctx.descent_width or self.descent_width
     for _ in range(depths):
-      ranked, scores = _rank(ctx.expand(beam).result(), seen)
+      ranked, scores = rank(ctx.expand(beam).result(), seen)
       if not ranked: break
       pool += zip(scores.tolist(), ranked)
       beam = [o for o, _ in ranked[:width]]
@@ -186,17 +149,17 @@ class Beam:
     for o, key in ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n] + pool:
       if len(seeds) >= n + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
-    seeds = _with_tensor_cores(seeds, pool, n + 1)
-    if self.group_branch and not any(_grouped(o) for o, _ in seeds) and (g := self._group_pick(ctx, pool, keys)) is not None:
+    seeds = with_tensor_cores(seeds, pool, n + 1)
+    if self.group_branch and not any(grouped(o) for o, _ in seeds) and (g := self._group_pick(ctx, pool, keys)) is not None:
       if ctx.measurer is not None: ctx.measurer.prefetch([g[0]])
-      seeds = _second(seeds, g, n + 1)
+      seeds = second(seeds, g, n + 1)
     return seeds
 
   def _group_pick(self, ctx:Context, pool:list, taken:set) -> tuple[tuple[Opt, ...], bytes]|None:
     """The model's best config that groups a reduction: a descent from the best-scored GROUP/GROUPTOP first actions (the pool's,
     or the root's children where the descent started from history). None if the kernel has no reduction to group."""
-    roots = ([c for c in pool if len(c[0]) == 1 and _grouped(c[0])] or [c for c in _rank(ctx.expand([()]).result(),
-             {ctx.base.ast.key})[0] if _grouped(c[0])])[:ctx.descent_width or self.descent_width]
+    roots = ([c for c in pool if len(c[0]) == 1 and grouped(c[0])] or [c for c in rank(ctx.expand([()]).result(),
+             {ctx.base.ast.key})[0] if grouped(c[0])])[:ctx.descent_width or self.descent_width]
     if not roots: return None
     picks, _ = self._descent(ctx, [o for o, _ in roots], {ctx.base.ast.key} | {key for _, key in roots}, self.max_depth, None)
     return next((c for c in picks + roots if c[1] not in taken), None)
@@ -270,7 +233,7 @@ class Beam:
     # tensor cores once: a tensor-core config as the first batch timed it (a first action, few upcasts) loses to configs tuned a
     # depth further, and is never expanded (a LLaMA block's fused gate/up GEMM stayed 1.5x behind BEAM=2's tensor-core pick);
     # with group_branch, grouped reductions likewise
-    for kind in (_tc, _grouped) if self.group_branch else (_tc,):
+    for kind in (tensor_cores, grouped) if self.group_branch else (tensor_cores,):
       if beam and not any(kind(o) for o in (*beam, *st["expanded"])):
         if (c := next((o for o, _ in measured if kind(o) and o not in st["expanded"]), None)) is not None:
           beam = beam[:1] + [c] + beam[1:self.width - 1]   # second: a round too small for every parent still has its child
@@ -281,8 +244,8 @@ class Beam:
     st = ctx.state
     k = ctx.round_size or (self.unsure_k if self.adaptive and st["gap"] > self.unsure_gap else self.k)
     fix = st["fix"] if self.adaptive and self.correct else None
-    kids = _round_robin(_rank(ex.result(), seen, fix, st["info"])[0], beam, k)
-    return kids + (_rank(nx.result(), seen, fix, st["info"])[0][:self.near_k] if nx is not None else [])
+    kids = round_robin(rank(ex.result(), seen, fix, st["info"])[0], beam, k)
+    return kids + (rank(nx.result(), seen, fix, st["info"])[0][:self.near_k] if nx is not None else [])
 
   def _expand(self, ctx:Context, parents:list, near:bool=False, keep:bool=False) -> _Joined:
     """Each parent's own expansion (its neighbours' with near), one already started for it (st["exps"]) reused; keep: left there

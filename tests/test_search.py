@@ -632,13 +632,14 @@ def test_the_first_batch_holds_each_kernel_once():
 
 def test_a_measured_tensor_core_config_is_expanded_once():
   # as the first batch times it, a tensor-core config (one action) loses to configs a depth further; it gets one expansion anyway
-  from search.beam import Beam, _tc
+  from search.beam import Beam
+  from search.picks import tensor_cores
   ren = renderer_for("CUDA", "sm_90", compiler=False)
   k = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp16").build("CPU"))[0]
   ctx = Context(scheduler(k, ren), None, upcast_scorer, random.Random(0))
   kids = [((a,), c.ast.key) for a, c in children(ctx.base)]
-  tc = next(c for c in kids if _tc(c[0]))
-  plain = [c for c in kids if not _tc(c[0])][:7]
+  tc = next(c for c in kids if tensor_cores(c[0]))
+  plain = [c for c in kids if not tensor_cores(c[0])][:7]
   b = Beam(k=2, near_k=0)
   ctx.state.update(batch=None, measured=plain + [tc], expanded=set(), neared=set(), seen={c[1] for c in kids}, late=[], expansion=None,
                    info={}, fix=None, gap=0.0)
@@ -653,17 +654,18 @@ def test_a_measured_tensor_core_config_is_expanded_once():
 def test_group_branch_times_the_models_best_grouped_reduction_and_expands_it_once():
   # a model that ranks every grouped reduction low never picks one (BEAM=2's picks grouped on 3 of the 4 worst unseen kernels):
   # with group_branch the first batch still holds the best of a descent from grouped first actions, and a measured one is a parent once
-  from search.beam import Beam, _grouped
+  from search.beam import Beam
+  from search.picks import grouped
   k = kernel_asts(*parse_variant("gemm:m=64:k=256:n=64:fp32").build("CPU"))[0]
-  score = lambda ks: upcast_scorer(ks) - 100.0*np.array([_grouped(tuple(x.applied_opts)) for x in ks])
+  score = lambda ks: upcast_scorer(ks) - 100.0*np.array([grouped(tuple(x.applied_opts)) for x in ks])
   ctx = lambda: Context(scheduler(k, renderer_for("CUDA", "sm_90", compiler=False)), None, score, random.Random(0))
-  plain, grouped = Beam()._seed(ctx()), Beam(group_branch=True)._seed(ctx())
-  assert not any(_grouped(o) for o, _ in plain) and len(grouped) == len(plain) == Beam.seed_picks + 1
-  assert [_grouped(o) for o, _ in grouped] == [False, True] + [False]*(len(plain) - 2) and grouped[0] == plain[0]
-  assert len(grouped[1][0]) > 1 and grouped[2:] == plain[1:-1]   # descended past its first action; the model's last pick made way
+  plain, branched = Beam()._seed(ctx()), Beam(group_branch=True)._seed(ctx())
+  assert not any(grouped(o) for o, _ in plain) and len(branched) == len(plain) == Beam.seed_picks + 1
+  assert [grouped(o) for o, _ in branched] == [False, True] + [False]*(len(plain) - 2) and branched[0] == plain[0]
+  assert len(branched[1][0]) > 1 and branched[2:] == plain[1:-1]   # descended past its first action; the model's last pick made way
   c = ctx()
   kids = [((a,), x.ast.key) for a, x in children(c.base)]
-  g, rest = next(x for x in kids if _grouped(x[0])), [x for x in kids if not _grouped(x[0])][:7]
+  g, rest = next(x for x in kids if grouped(x[0])), [x for x in kids if not grouped(x[0])][:7]
   for branch, second in ((False, rest[1][0]), (True, g[0])):
     c.state.clear(); c.state.update(batch=None, measured=rest + [g], expanded=set(), neared=set(), seen={x[1] for x in kids}, late=[],
                                     expansion=None, info={}, fix=None, gap=0.0)
