@@ -149,20 +149,26 @@ class Beam:
     for o, key in ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n] + pool:
       if len(seeds) >= n + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
-    seeds = with_tensor_cores(seeds, pool, n + 1)
-    if self.group_branch and not any(grouped(o) for o, _ in seeds) and (g := self._group_pick(ctx, pool, keys)) is not None:
-      if ctx.measurer is not None: ctx.measurer.prefetch([g[0]])
-      seeds = second(seeds, g, n + 1)
-    return seeds
+    return self._with_group(ctx, with_tensor_cores(seeds, pool, n + 1), None, n + 1, pool)
 
-  def _group_pick(self, ctx:Context, pool:list, taken:set) -> tuple[tuple[Opt, ...], bytes]|None:
-    """The model's best config that groups a reduction: a descent from the best-scored GROUP/GROUPTOP first actions (the pool's,
-    or the root's children where the descent started from history). None if the kernel has no reduction to group."""
+  def _with_group(self, ctx:Context, seeds:list, cands:list|None, size:int, pool:list=()) -> list:
+    """With group_branch, where no seed groups a reduction: the seeds with the first of `cands` (group_candidates' result, computed
+    here if None) not among them, after the hand-coded one."""
+    if not self.group_branch or any(grouped(o) for o, _ in seeds): return seeds
+    keys = {key for _, key in seeds}
+    if (g := next((c for c in (self.group_candidates(ctx, pool) if cands is None else cands) if c[1] not in keys), None)) is None: return seeds
+    if ctx.measurer is not None: ctx.measurer.prefetch([g[0]])
+    return second(seeds, g, size)
+
+  def group_candidates(self, ctx:Context, pool:list=()) -> list[tuple[tuple[Opt, ...], bytes]]:
+    """The model's configs that group a reduction, best first: a descent from the best-scored GROUP/GROUPTOP first actions (the
+    pool's, or the root's children: the same ones, so search.first_batches runs it beside the kernel's descent), then those
+    actions. None if the kernel has no reduction to group."""
     roots = ([c for c in pool if len(c[0]) == 1 and grouped(c[0])] or [c for c in rank(ctx.expand([()]).result(),
              {ctx.base.ast.key})[0] if grouped(c[0])])[:ctx.descent_width or self.descent_width]
-    if not roots: return None
+    if not roots: return []
     picks, _ = self._descent(ctx, [o for o, _ in roots], {ctx.base.ast.key} | {key for _, key in roots}, self.max_depth, None)
-    return next((c for c in picks + roots if c[1] not in taken), None)
+    return picks + roots
 
   def _with_history(self, ctx:Context, batch:list) -> list:
     """The first batch with up to history_picks of ctx.history's configs after the hand-coded one, in place of the model's last
@@ -181,14 +187,16 @@ class Beam:
       for o, _ in rest[keep:]: ctx.measurer.drop(o)   # a queued compile of the picks they replace is taken back
     return head + hist + rest[:keep]
 
-  def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None) -> list[tuple[Opt, ...]]:
+  def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None, group:list|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: that batch as search.first_batches.seed_batch computed it in a worker."""
+    `batch`: that batch as search.first_batches.seed_batch computed it in a worker; `group`: group_candidates', likewise."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
       if batch is None: batch = self._seed(ctx)
-      else: batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
+      else:
+        batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
+        if self.k != 0: batch = self._with_group(ctx, batch, group, self.first_batch(ctx) + 1)
       batch = self._with_history(ctx, batch)
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks

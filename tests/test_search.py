@@ -298,10 +298,12 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
     calls = []
     ms = [Measurer(k, "CPU", Budget(measurements=n), workers=2) for k in ks]
     ctxs = [Context(scheduler(k.ast, CPU), m, score, history=h) for k, m, h in zip(ks, ms, hists)]
-    prep, done = Preparing(Spy(), ctxs), {}
+    # group_branch's descents run as jobs of their own beside the kernels' (on the CPU no action groups a reduction: they find none)
+    prep, done = Preparing(Spy(group_branch=True), ctxs), {}
+    assert set(prep.gfuts) == {0, 1, 2}
     while prep.left: done.update(prep.wait())
     got = [done[i] for i in range(len(ctxs))]
-    local = [Beam().prepare(Context(scheduler(k.ast, CPU), m, score, history=h)) for k, m, h in zip(ks, ms, hists)]
+    local = [Beam(group_branch=True).prepare(Context(scheduler(k.ast, CPU), m, score, history=h)) for k, m, h in zip(ks, ms, hists)]
     assert got == local and [len(b) for b in got] == [3 if n else 9]*3 and all(m.compiled >= len(b) for m, b in zip(ms, got))
     assert calls == [] and all(c.share == 3 for c in ctxs)   # every descent ran in a worker
     for m in ms: m.close()
@@ -666,6 +668,10 @@ def test_group_branch_times_the_models_best_grouped_reduction_and_expands_it_onc
   c = ctx()
   kids = [((a,), x.ast.key) for a, x in children(c.base)]
   g, rest = next(x for x in kids if grouped(x[0])), [x for x in kids if not grouped(x[0])][:7]
+  assert Beam(group_branch=True).prepare(ctx(), [o for o, _ in plain], [g])[1] == g[0]   # the candidates it is given, not its own
+  # computed apart (search.first_batches runs the grouped descent beside the kernel's) and merged by prepare: the same batch
+  apart = Beam(group_branch=True).prepare(ctx(), [o for o, _ in plain], Beam(group_branch=True).group_candidates(ctx()))
+  assert apart == Beam(group_branch=True).prepare(ctx()) == [o for o, _ in branched]
   for branch, second in ((False, rest[1][0]), (True, g[0])):
     c.state.clear(); c.state.update(batch=None, measured=rest + [g], expanded=set(), neared=set(), seen={x[1] for x in kids}, late=[],
                                     expansion=None, info={}, fix=None, gap=0.0)
