@@ -13,7 +13,7 @@ atexit.register(shutil.rmtree, CACHE, True)
 EXIT_GRACE_S = 120.0
 _status = [0]
 
-def pytest_sessionfinish(session, exitstatus): _status[0] = int(exitstatus)
+def pytest_sessionfinish(exitstatus): _status[0] = int(exitstatus)   # pluggy passes the arguments a hook names
 
 def _held_up(grace:float=EXIT_GRACE_S):
   time.sleep(grace)
