@@ -163,7 +163,7 @@ class Beam:
   def group_candidates(self, ctx:Context, pool:list=()) -> list[tuple[tuple[Opt, ...], bytes]]:
     """The model's configs that group a reduction, best first: a descent from the best-scored GROUP/GROUPTOP first actions (the
     pool's, or the root's children: the same ones, so search.first_batches runs it beside the kernel's descent), then those
-    actions. None if the kernel has no reduction to group."""
+    actions. Empty if the kernel has no reduction to group."""
     roots = ([c for c in pool if len(c[0]) == 1 and grouped(c[0])] or [c for c in rank(ctx.expand([()]).result(),
              {ctx.base.ast.key})[0] if grouped(c[0])])[:ctx.descent_width or self.descent_width]
     if not roots: return []

@@ -15,13 +15,12 @@ _status = [0]
 
 def pytest_sessionfinish(exitstatus): _status[0] = int(exitstatus)   # pluggy passes the arguments a hook names
 
-def _held_up(grace:float=EXIT_GRACE_S):
-  time.sleep(grace)
-  print(f"\nconftest: the test process is still exiting {grace:.0f} s after its summary; its threads and child processes:", file=sys.stderr, flush=True)
+def _held_up():
+  time.sleep(EXIT_GRACE_S)
+  print(f"\nconftest: the test process is still exiting {EXIT_GRACE_S:.0f} s after its summary; its threads and child processes:", file=sys.stderr, flush=True)
   faulthandler.dump_traceback(sys.stderr, all_threads=True)
   try: print(subprocess.run(["ps", "-o", "pid,etime,stat,args", "--ppid", str(os.getpid())], capture_output=True, text=True, timeout=10).stdout, file=sys.stderr, flush=True)
   except Exception as e: print(f"conftest: ps: {e}", file=sys.stderr, flush=True)
   os._exit(_status[0])
 
-def pytest_unconfigure(config):
-  if not hasattr(config, "workerinput"): threading.Thread(target=_held_up, daemon=True, name="kerntune-exit-watchdog").start()
+def pytest_unconfigure(config): threading.Thread(target=_held_up, daemon=True, name="kerntune-exit-watchdog").start()
