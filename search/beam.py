@@ -52,8 +52,9 @@ class Beam:
   adaptive: bool = True       # the kernel's measurements decide when the search stops (and, with `correct`, re-rank its children)
   min_gain: float = 0.02      # adaptive: a round that betters the best by less is stale
   # adaptive: or by less than noise_k x the median spread of its candidates' runs: split 12's 23-us max-reduce "improved" by chance
-  # for 5 rounds, 25.1 to 17.2 us, its answer re-timed at 23.0. 0: off until a split no analysis saw measures it
-  noise_k: float = 0.0
+  # for 5 rounds, 25.1 to 17.2 us, its answer re-timed at 23.0. On fresh split 13 (2 x H200, two runs each in one call,
+  # results/unseen_s13.md): wall 9.8% and 10.9% of BEAM=2's for 13.1% and 14.6% at 0, geomean 0.968x and 0.973x for 0.979x, 0.981x
+  noise_k: float = 1.0
   unsure_gap: float = 0.15    # adaptive: the model is unsure here if its top-scored measured config is this much slower than the fastest
   # adaptive: stale rounds more where the model is unsure. 0 against 1 on split 3 in one call (4 x H200,
   # results/unseen_s3_h200.md): wall 16.7% of BEAM=2's for 23.3% and 22.8%, geomean 0.936x for 0.929x and 0.928x, 2 kernels over
@@ -81,8 +82,9 @@ class Beam:
   # next round, or verified at the end, not lost)
   straggle_s: float|None = 1.0
   # the first batch also times the model's best grouped-reduction config (GROUP, GROUPTOP) where its picks have none, expanded once
-  # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). Off likewise
-  group_branch: bool = False
+  # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same
+  # call): the grouped conv at 1.41x without it came to BEAM=2's in both runs; geomean 0.949x and 0.970x, wall 14.3% and 12.6%
+  group_branch: bool = True
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
