@@ -24,7 +24,7 @@ from models.features import FEATURES, SCHEMA_VERSION, featurize
 from models.schedulers import schedulers
 from models.ranker import Ranker
 from models.baselines import Regressor
-from models.compile_penalty import penalty
+from models.compile_penalty import PENALTY_CAP_S, PENALTY_WEIGHT, penalty
 from models.resources import ResourceModel, COLUMNS as RESOURCE_COLUMNS, augment
 from models.mlp_forward import NumpyMLP
 from models.blend import Blend
@@ -66,8 +66,16 @@ class CostModel:
     if not ks: return np.zeros(0)
     X = np.stack([featurize(k, self.props if props is None else props) for k in ks])
     s = self.score(X)
-    if compile_penalty and self.compile_model is not None: s = s - self.penalty_unit*penalty(self.compile_model.predict_log_time(X))
+    if compile_penalty and self.compile_model is not None:
+      s = s - self.penalty_unit*penalty(self.compile_model.predict_log_time(X), *self.penalty_params)
     return s
+  @property
+  def penalty_params(self) -> tuple[float, float]:
+    """(cap_s, weight) of the compile penalty: what the model's metadata records with its compile model, so that a model file
+    says how it ranks (a copy with another penalty is a variant a benchmark can run beside it); the module's defaults where it
+    records none."""
+    p = (self.meta.get("compile_model") or {}).get("penalty") or {}
+    return float(p.get("cap_s", PENALTY_CAP_S)), float(p.get("weight", PENALTY_WEIGHT))
   @property
   def penalty_unit(self) -> float:
     """The compile penalty's weight is in the ranker's score units (it was tuned on the ranker's held-out scores). A blend scores in
