@@ -172,12 +172,13 @@ def test_compile_model_learns_and_penalizes_slow_compiles(trained, ds, kernels, 
   i = np.flatnonzero(ds.kernel == ds.kernel[te][0])[:5]   # one held-out kernel's configs: the search's scorer subtracts exactly the penalty of their predicted compile
   ks = schedulers(Kernel.ast_from_blob(kernels[0][ds.kernel[i[0]]]["ast"]), CPU, [opts_from_json(json.loads(ds.opts[j])) for j in i])
   with_pen, without = cm.score_schedulers(ks, compile_penalty=True), cm.score_schedulers(ks, compile_penalty=False)
-  assert np.allclose(without - with_pen, penalty(reg.predict_log_time(np.stack([featurize(k, cm.props) for k in ks]))))
+  logc = reg.predict_log_time(np.stack([featurize(k, cm.props) for k in ks]))
+  assert np.allclose(without - with_pen, penalty(logc))
   assert np.allclose(cm.scorer(compile_penalty=True)(ks), with_pen)
   # the penalty the model's metadata records is the one it ranks with: a copy with another is a variant, not the same model
   mj = p.with_suffix(".json"); meta = json.loads(mj.read_text())
   meta["compile_model"]["penalty"] = {"cap_s": 0.05, "weight": 3.0}; mj.write_text(json.dumps(meta))
-  strong, logc = CostModel.load(p).score_schedulers(ks, compile_penalty=True), reg.predict_log_time(np.stack([featurize(k, cm.props) for k in ks]))
+  strong = CostModel.load(p).score_schedulers(ks, compile_penalty=True)
   assert np.allclose(without - strong, penalty(logc, 0.05, 3.0)) and (without - strong > without - with_pen).any()
   compile_path(p).write_text("garbage")   # a compile model that is not the recorded one
   with pytest.raises(CostModelError, match="sha256"): CostModel.load(p)

@@ -42,7 +42,7 @@ for a in asts:
   r = [r for r in kern if r["kernel"] == n][0]
   kt, b2 = replay(s, tuple(opts_from_json(r["kerntune_opts"]))), replay(s, tuple(opts_from_json(r["beam2_opts"])))
   ctx = SCtx(s, None, score); descent = beam.descend(ctx)
-  batch, pool = [o for o, _ in beam._seed(ctx, descent)], descent[1]
+  batch, pool = {k for _, k in beam._seed(ctx, descent)}, descent[1]
   sk, sb = (float(score([k])[0]) for k in (kt, b2))
   pool_sc = score([replay(s, o) for o, _ in pool]) if pool else []
-  print(n, f"KT {r['kerntune_warm_us']:.0f} us score {sk:.3f}; BEAM {r['beam2_warm_us']:.0f} us score {sb:.3f}; descent scored {len(pool)}, above BEAM's {sum(float(v) > sb for v in pool_sc)}, above KT's {sum(float(v) > sk for v in pool_sc)}; BEAM's in descent: {b2.ast.key in {k for _, k in pool}}, in first batch: {b2.ast.key in {k for _, k in beam._seed(ctx, descent)}}")
+  print(n, f"KT {r['kerntune_warm_us']:.0f} us score {sk:.3f}; BEAM {r['beam2_warm_us']:.0f} us score {sb:.3f}; descent scored {len(pool)}, above BEAM's {sum(float(v) > sb for v in pool_sc)}, above KT's {sum(float(v) > sk for v in pool_sc)}; BEAM's in descent: {b2.ast.key in {k for _, k in pool}}, in first batch: {b2.ast.key in batch}")
