@@ -93,6 +93,7 @@ def run(a) -> int:
           except Exception as ex: print(f"[{oi}] {k.name}: BEAM=2 failed: {one_line(ex, 300)}", flush=True)
     if a.beam_first: barrier(Path(a.beam_first), a.part or (0, 1), a.barrier_s)
     a.beam_again = False   # searched just now
+    if a.beam_only: return 0   # a one-GPU host whose split's BEAM=2 outlasts a call: the learned runs in the next, from the cache
   for ci in range(0, len(order), a.together):
     ops = [(oi, specs[oi], [k for k in kernels_of(specs[oi], device) if k.key not in done and k.key not in seen]) for oi in order[ci:ci + a.together]]
     ops = [(oi, spec, ks) for oi, spec, ks in ops if ks and not (a.cached_beam_only and any(k.key not in beam for k in ks))]
@@ -454,6 +455,7 @@ def main(argv=None) -> int:
   ap.add_argument("--beam-first", nargs="?", const="", default=None, metavar="BARRIER_DIR", help="every kernel's BEAM=2 search before "
                   "any learned one, so that each is timed under the load of its own kind; with BARRIER_DIR, the --part processes of one "
                   "host wait there for each other's BEAM=2 phase before their learned searches start")
+  ap.add_argument("--beam-only", action="store_true", help="with --beam-first: stop after the BEAM=2 searches (their cache is the result)")
   ap.add_argument("--barrier-s", type=float, default=1800, help="the longest --beam-first waits for the other parts (seconds)")
   ap.add_argument("--cached-beam-only", action="store_true", help="only the configurations whose kernels all have a BEAM=2 pick in the cache")
   ap.add_argument("--range", default=None, metavar="LO:HI", help="only these configurations (indices into --list)")
@@ -481,6 +483,7 @@ def main(argv=None) -> int:
                   "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
   a = ap.parse_args(argv)
   if a.repeats < 1 or a.rounds < 1 or a.together < 1: ap.error("--repeats, --rounds and --together take 1 or more")
+  if a.beam_only and a.beam_first is None: ap.error("--beam-only goes with --beam-first")
   if a.variant is not None:   # before any work: a typo would otherwise fail on the first kernel, after the setup
     from dataclasses import fields
     from search.beam import Beam

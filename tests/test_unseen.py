@@ -180,6 +180,11 @@ def test_beam_first_searches_every_kernel_with_beam2_before_any_learned_search(t
   assert mod.main(["--split", "3", "--range", "0:4", "--part", "0/2", "--beam-first", str(bar), "--device", "CPU", "--workers", "1",
                    "--out", str(tmp_path), "--no-plot"]) == 0
   assert events[events.index(0):] == [0, 2] and set(events[:events.index(0)]) == {"beam"} and (bar / "beam_done.0").is_file()
+  events.clear()   # --beam-only: the BEAM=2 searches and nothing after them (a later call runs the learned ones from the cache)
+  assert mod.main(["--split", "3", "--range", "0:4", "--part", "0/2", "--beam-first", str(bar), "--beam-only", "--device", "CPU",
+                   "--workers", "1", "--out", str(tmp_path), "--no-plot"]) == 0
+  assert events and set(events) == {"beam"}
+  with pytest.raises(SystemExit): mod.main(["--split", "3", "--beam-only", "--device", "CPU"])
   st = time.time()   # a part whose partner never comes waits no longer than --barrier-s
   mod.barrier(tmp_path / "other", (0, 2), 1.5)
   assert 1.0 < time.time() - st < 10
