@@ -237,7 +237,7 @@ class Tuner:
                                       stop=STOP_GAIN if self.stop_gain is None else self.stop_gain,
                                       pending=lambda j: (admit(prep.poll()), spot.get(live[j]) in prep.left)[1],
                                       wait=lambda: admit(prep.wait()),
-                                      compiled=(lambda j: strat.compiled(ctxs[live[j]])) if getattr(strat, "overlap", False) else None,
+                                      compiled=lambda j: strat.compiled(ctxs[live[j]]),
                                       again=lambda j, likely: setattr(ctxs[live[j]], "again", likely)))) if live else {}
       prep.close()
       bar.close()

@@ -41,13 +41,13 @@ def interleave(strat, ctxs:list[Context], stopped:Callable[[int], None]=lambda i
     for i, b in sorted(ready):
       if isinstance(b, Exception): raise b
       active.append(i)
-  overlap = getattr(strat, "overlap", False)
+  compiled = getattr(strat, "compiled", lambda c: None)   # Beam.overlap's: None leaves the turns in order
   while active or prep.left:
     admit(prep.wait() if not active else prep.poll())
     todo = list(active)   # a round each, in turn; with overlap, a kernel still compiling its round lets a compiled one go first
     while todo:
       i = todo[0]
-      if overlap and strat.compiled(ctxs[i]) is False: i = next((j for j in todo if strat.compiled(ctxs[j])), i)
+      if compiled(ctxs[i]) is False: i = next((j for j in todo if compiled(ctxs[j])), i)
       todo.remove(i)
       at = active.index(i)
       for j in (active[at+1:] + active[:at])[:AHEAD]:
