@@ -5,6 +5,7 @@
 # scheduler times a compiled kernel's round while another's compiles), unless V says otherwise (V=none: every run at the defaults). A cut-off call
 # resumes: copy $OUT/unseen_s17*.json into results/ and call again with RESUME=1. BEAM_ONLY=1: the BEAM=2 searches
 # only (bench_unseen --beam-only). Split 17's first call (2026-11-29) ran `V=none T=250` before --beam-only existed: cut by its limit in BEAM=2.
+# The second ran `BEAM_ONLY=1 RESUME=1 T=540` (the other 23 BEAM=2 searches), the third `RESUME=1 T=550` (every learned run).
 set -u
 [ -n "${V:-}" ] || V='[{"model": "models/cost_model_sm_90_active.txt"}, {"model": "models/cost_model_sm_90_active.txt"}, {"overlap": true}, {"overlap": true}]'
 VA=(--variant "$V"); [ "$V" = none ] && VA=(); [ -n "${BEAM_ONLY:-}" ] && VA+=(--beam-only)
