@@ -85,11 +85,6 @@ class Beam:
   # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same
   # call): the grouped conv at 1.41x without it came to BEAM=2's in both runs; geomean 0.949x and 0.970x, wall 14.3% and 12.6%
   group_branch: bool = True
-  # several kernels at once (tune-model's and drop-in's scheduler, search_kernels' turns): a kernel whose next round still waits on
-  # its compiles yields the round to a kernel whose batch has compiled (compiled()), so the device times one while another compiles. The rounds run one
-  # after another and wait on their compiles: on the H200 those waits were 8.1 of BERT's 10.8 s of tuning and 13.9 of ViT-B's 18.0 s
-  # (results/logs/unseen/h200x4_networks_defaults), 10.5 of ViT-Ti drop-in's 14.1 s. Off until measured against the default
-  overlap: bool = False
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
@@ -300,16 +295,6 @@ class Beam:
     st = ctx.state
     if not st or st["stopped"] or st["batch"] is not None or st["rounds"] >= st["max_rounds"]: return
     if self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
-
-  def compiled(self, ctx:Context) -> bool|None:
-    """overlap: whether the next round would start by timing: its batch chosen (ahead) and half of it compiled, as long as
-    Measurer.measure's straggler cut waits (True); chosen or being chosen, and compiling (False); nothing under way, or overlap
-    off (None: the callers keep their order)."""
-    st = ctx.state
-    if not self.overlap or not st or st["stopped"]: return None
-    if st["batch"] is None: return None if st["expansion"] is None else False
-    b = [o for o, _ in st["batch"]]
-    return 2*sum(ctx.measurer.ready(o, started=True) for o in b) >= len(b)
 
   def step(self, ctx:Context) -> bool:
     """One round; False once the search has stopped or its budget is spent. Called again with a larger budget (tune-model's

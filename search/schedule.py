@@ -176,8 +176,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   # 18.9-21.0 s against 14.3-16.3 s in three side-by-side calls on 4 x H100, its norms' rounds each waiting a compile latency)
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, left if time_budget else None,
                    firsts, ahead, slots=workers, next_gain=next_gain, work=[work_of(ctxs[i].base) for i in todo],
-                   pending=lambda j: (admit(prep.poll()), spot.get(todo[j]) in prep.left)[1], wait=lambda: admit(prep.wait()),
-                   compiled=(lambda j: strat.compiled(ctxs[todo[j]])) if hasattr(strat, "compiled") else None)
+                   pending=lambda j: (admit(prep.poll()), spot.get(todo[j]) in prep.left)[1], wait=lambda: admit(prep.wait()))
   prep.close()
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
   sib = sibling_picks(ctxs, final := [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])

@@ -30,8 +30,7 @@ def interleave(strat, ctxs:list[Context], stopped:Callable[[int], None]=lambda i
   """Several kernels searched at once on one device, as one workload's or one model's kernels are: their first batches compile
   together (first_batches.Preparing), and each kernel joins as its batch is ready (a slow descent holds up no other kernel); then
   each gets a round in turn while the next AHEAD get their next round ready (Beam.ahead), so a round starts by timing while the
-  others' compile (Beam.overlap: a kernel whose round still compiles lets one whose round has compiled go first). A strategy without
-  rounds (no step) runs on each kernel in turn. `stopped(i)` runs as kernel i's search ends,
+  others' compile. A strategy without rounds (no step) runs on each kernel in turn. `stopped(i)` runs as kernel i's search ends,
   while the others' compiles go on in the pool."""
   if not hasattr(strat, "step"):
     for i, c in enumerate(ctxs): strat.run(c); stopped(i)
@@ -41,14 +40,9 @@ def interleave(strat, ctxs:list[Context], stopped:Callable[[int], None]=lambda i
     for i, b in sorted(ready):
       if isinstance(b, Exception): raise b
       active.append(i)
-  compiled = getattr(strat, "compiled", lambda c: None)   # Beam.overlap's: None leaves the turns in order
   while active or prep.left:
     admit(prep.wait() if not active else prep.poll())
-    todo = list(active)   # a round each, in turn; with overlap, a kernel still compiling its round lets a compiled one go first
-    while todo:
-      i = todo[0]
-      if compiled(ctxs[i]) is False: i = next((j for j in todo if compiled(ctxs[j])), i)
-      todo.remove(i)
+    for i in list(active):
       at = active.index(i)
       for j in (active[at+1:] + active[:at])[:AHEAD]:
         if hasattr(strat, "ahead"): strat.ahead(ctxs[j])

@@ -65,8 +65,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
              left:Callable[[int], float]|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
              step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0,
              work:list[tuple[str, float]]|None=None, pending:Callable[[int], bool]|None=None,
-             wait:Callable[[], None]|None=None, again:Callable[[int, bool], None]|None=None,
-             compiled:Callable[[int], bool|None]|None=None) -> list[int]:
+             wait:Callable[[], None]|None=None, again:Callable[[int, bool], None]|None=None) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
@@ -84,9 +83,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   time at its class's best throughput, or the model's fastest kernel's time if longer, over its own), halved per fruitless round.
   pending(i), if given: kernel i's first batch is not ready yet (its model descent still runs in the pool); the round goes to the
   ready kernel expected to save the most, and wait() blocks until another is ready where none worth a round is (`first`, a list,
-  is the caller's to fill as batches come). compiled(i), if given: whether kernel i's next round has its batch compiled (True), still
-  compiling (False) or not started (None); where i's is compiling, the round goes to the compiled kernel expected to save the most,
-  if any (i's compiles go on meanwhile), else to i. again(i, likely),
+  is the caller's to fill as batches come). again(i, likely),
   if given, is told before each round whether kernel i is expected to get another after it: the budget left once this round and
   the first rounds still due are spent pays for later rounds of `size`, and i's next is among the ones expected to save most
   (the search compiles its guess of that round meanwhile only then), and ahead() is told only of kernels whose rounds that budget
@@ -109,10 +106,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     if pending is not None and pending(i):
       if not (ready := [j for j in cand if not pending(j) and saves(j) >= stop*model_time]): wait(); continue
       i = ready[0]
-    st, worth = time.perf_counter(), stop*model_time
-    if compiled is not None and compiled(i) is False:
-      i = next((j for j in cand if saves(j) >= worth and not (pending is not None and pending(j)) and compiled(j)), i)
     if left is not None and left(i) <= last: break
+    st, worth = time.perf_counter(), stop*model_time
     live = sum(saves(j) >= worth for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once
     size = max(step, slots//min(live, 1 + AHEAD))
     more = max(1, firsts[i]) if rounds[i] == 0 else size

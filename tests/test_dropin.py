@@ -111,25 +111,6 @@ def test_the_scheduler_gives_a_small_kernel_nothing():
   assert schedule([1, 1], [900.0, 100.0], lambda i, b: (b, [600.0, 90.0][i], False), total=100, first=8, next_gain=0.001) == [8, 8]
   assert schedule([1, 1], [900.0, 100.0], lambda i, b: (b, [600.0, 90.0][i], False), total=100, first=8, next_gain=0.1)[0] > 8
 
-def test_the_scheduler_times_a_compiled_kernel_while_the_top_one_compiles():
-  # compiled(i) (Beam.overlap): kernel 0 saves the most, but its second round is still compiling while kernel 1's is compiled: kernel 1
-  # is timed first; once no other is compiled, kernel 0 goes on and waits (no kernel is skipped for good, nothing loops)
-  searched, state = [], {0: True, 1: True}
-  def search(i, b):
-    searched.append(i)
-    if i == 0 and searched.count(0) == 1: state[0] = False   # kernel 0's next batch compiles after its first round
-    elif i == 1 and state[0] is False: state[0] = True        # and has compiled once kernel 1's round is timed
-    return b, [500.0, 80.0][i] if searched.count(i) == 1 else [400.0, 70.0][i], False
-  alloc = schedule([1, 1], [1000.0, 100.0], search, total=30, first=8, next_gain=0.1, compiled=lambda i: state[i])
-  assert searched[:3] == [0, 1, 0] and sum(alloc) == 30
-  searched.clear(); state.update({0: True, 1: None})   # kernel 1's round not started: kernel 0 waits on its own compiles
-  schedule([1, 1], [1000.0, 100.0], search, total=30, first=8, next_gain=0.1, compiled=lambda i: None if i else state[0])
-  assert searched[:2] == [0, 0]
-  # without compiled, the order is by expected saving alone
-  searched.clear(); state.update({0: True, 1: True})
-  schedule([1, 1], [1000.0, 100.0], search, total=30, first=8, next_gain=0.1)
-  assert searched[:2] == [0, 0]
-
 def test_budget_by_share_and_retune(tmp_path):
   rng = np.random.default_rng(0)
   a, b, c = [Tensor(rng.standard_normal(s).astype(np.float32)).realize() for s in ((512, 512), (512, 512), (4,))]
@@ -281,9 +262,7 @@ def test_tuner_settings_from_the_environment(monkeypatch):
   monkeypatch.setenv("KERNTUNE_WHEN", "second")
   assert from_env().when == "second"
   monkeypatch.setenv("KERNTUNE_WHEN", "jit")
-  assert from_env().when == "jit" and not from_env().overlap
-  monkeypatch.setenv("KERNTUNE_OVERLAP", "1")
-  assert from_env().overlap
+  assert from_env().when == "jit"
   with pytest.raises(ValueError, match="timing 'tepid' is not one of cold, warm, auto"): Tuner(timing="tepid")
   # through the hook, as `KERNTUNE=1 python prog.py` starts: a bad setting is one line, and the program runs untuned
   env = {k: v for k, v in os.environ.items() if not k.startswith("KERNTUNE")} | {"KERNTUNE": "1", "KERNTUNE_TIMING": "tepid"}

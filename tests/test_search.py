@@ -383,21 +383,6 @@ def test_a_workloads_kernels_are_searched_together_each_under_its_own_budget():
   first_done = max(i for i, key in enumerate(order) if key == kernels[0].key)
   assert any(key != kernels[0].key for key in order[:first_done]), "kernel 0's search ran to its end before the others started"
 
-def test_interleave_with_overlap_times_a_compiled_round_while_another_compiles():
-  # Beam.overlap: in each pass every kernel gets a round; one whose round still compiles lets a compiled one go first
-  from types import SimpleNamespace
-  from search.strategies import interleave
-  class Fake:
-    def __init__(self, overlap:bool): self.overlap, self.order = overlap, []
-    def compiled(self, c):   # as Beam.compiled: None with overlap off; kernel 0's second round is compiling at first
-      return not (c.i == 0 and len(self.order) == 2) if self.overlap else None
-    def step(self, c): self.order.append(c.i); return self.order.count(c.i) < 3
-  ctxs = [SimpleNamespace(i=0), SimpleNamespace(i=1)]
-  for overlap, want in ((True, [0, 1, 1, 0, 0, 1]), (False, [0, 1, 0, 1, 0, 1])):
-    stopped = []
-    interleave(f := Fake(overlap), ctxs, stopped.append)
-    assert f.order == want and sorted(stopped) == [0, 1]
-
 @pytest.mark.slow   # ~8 s on 2 cores
 def test_kernels_whose_first_batch_is_ready_are_searched_while_another_descends(monkeypatch):
   # interleave admits each kernel as its descent (in a pool worker) is done: a slow descent holds up no other kernel's rounds
