@@ -172,6 +172,9 @@ class Measurer:
         with _SPARE_LOCK: _SPARE.setdefault(self._key, []).append((self, o))
     _release(self._key)
 
+  def _spared(self, n:int):   # for reports: spare compiles taken back before they reached the pool (compiles saved)
+    if n: self.marks["spared"] = self.marks.get("spared", 0) + n
+
   def _submit(self, o:tuple[Opt, ...]):
     args = (self.blob, Task(self.kernel.key, "fixed", o))
     # broken by a crashed worker, or shut down by another kernel's Measurer that replaced it after a hang: a fresh one
@@ -182,7 +185,7 @@ class Measurer:
 
   def drop(self, o:tuple[Opt, ...]) -> bool:
     """Take back a prefetched compile nobody will measure, if it is still queued in the pool (one running finishes)."""
-    if o in self._spare: self._spare.discard(o); return True
+    if o in self._spare: self._spare.discard(o); self._spared(1); return True
     if (f := self._ahead.get(o)) is None or not f.cancel(): return False
     del self._ahead[o]
     self.compiled -= 1
@@ -389,5 +392,5 @@ class Measurer:
 
   def close(self):
     for f in self._ahead.values(): f.cancel()   # what nobody will collect: its compile is dropped if it has not started
-    self._ahead.clear(); self._spare.clear()
+    self._ahead.clear(); self._spared(len(self._spare)); self._spare.clear()
     self.bench.release()   # the compile pool is shared: it lives until the process ends

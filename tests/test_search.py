@@ -291,7 +291,7 @@ def test_spare_compiles_wait_for_an_idle_worker():
   n = m.compiled
   m.prefetch([c, d], spare=True)
   assert c not in m._ahead and d not in m._ahead and m.compiled == n
-  assert m.drop(c) and c not in m._spare and m.compiled == n
+  assert m.drop(c) and c not in m._spare and m.compiled == n and m.marks["spared"] == 1
   assert math.isfinite(m.measure([d])[0]) and d in m.times and d not in m._spare
   wait_all(_LIVE[m._key])
   n = m.compiled
