@@ -62,7 +62,7 @@ def prestart(workers:int) -> threading.Thread|None:
 # 110-147 of them, at about the workers' whole capacity (results/networks_overlap_ab.md)
 _SPARE: dict[tuple[str, int], list[tuple[Measurer, tuple[Opt, ...]]]] = {}
 _LIVE: dict[tuple[str, int], set[Future]] = {}   # what each pool is compiling or has queued for us
-_SPARE_LOCK = threading.Lock()
+_SPARE_LOCK = threading.RLock()   # _release submits under it
 def _release(key:tuple[str, int]):
   """Spare compiles to the pool, oldest first, while it has an idle worker; one whose Measurer took it back (drop, close) or
   needs it now (prefetch) is skipped."""
@@ -180,7 +180,7 @@ class Measurer:
     # broken by a crashed worker, or shut down by another kernel's Measurer that replaced it after a hang: a fresh one
     try: self._ahead[o] = self.pool.submit(run_kernel_task, args)
     except (BrokenProcessPool, RuntimeError): self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
-    _LIVE.setdefault(self._key, set()).add(self._ahead[o])
+    with _SPARE_LOCK: _LIVE.setdefault(self._key, set()).add(self._ahead[o])
     self.compiled += 1
 
   def drop(self, o:tuple[Opt, ...]) -> bool:
