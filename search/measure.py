@@ -56,7 +56,7 @@ def prestart(workers:int) -> threading.Thread|None:
   (t := threading.Thread(target=start, daemon=True, name="kerntune-pool-start")).start()
   return t
 
-# compiles no round waits on yet (a guessed next round, a descent's deeper picks: prefetch(spare=True)) queue here, per pool, and
+# compiles no round waits on yet (Beam.spare: a guessed next round, prefetch(spare=True)) queue here, per pool, and
 # go to the pool only while it has a worker no other compile of ours holds. The pool runs its queue in order, so a round's own
 # compiles would otherwise wait behind guesses of other kernels' rounds: a network's tuning compiled 184-304 candidates and timed
 # 110-147 of them, at about the workers' whole capacity (results/networks_overlap_ab.md)
