@@ -3,13 +3,16 @@ beam, MCTS and pure-model, and torch (cuDNN/cuBLAS) for the same op; per strateg
 candidates. An op's time is the sum of its kernels' times. The cost model must not have seen these kernels:
   python scripts/bench_search.py --print-keys CUDA > results/suite_keys.txt      # no GPU needed
   train-cost-model dataset/data/cuda.sqlite --exclude-keys results/suite_keys.txt --out models/cost_model_sm_90_nosuite.txt
-  python scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --out results   (on the GPU host)"""
+  python scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --out results   (on the GPU host)
+A regression run of the learned search alone takes BEAM's answers and seconds from an earlier run on the same kind of card:
+  ... --strategies hand-coded,beam2,learned-beam --beam-from results/search_bench_h200_rerun.json"""
 from __future__ import annotations
 import argparse, json, math, sys, time
 from pathlib import Path
 from dataset.corpus import parse_variant
-from dataset.device import default_device, device_info
-from dataset.kernel import Kernel, kernel_asts, opts_to_json, opts_from_json
+from dataset.device import default_device, device_info, renderer_for
+from dataset.kernel import Kernel, kernel_asts, opts_to_json, opts_from_json, scheduler
+from dataset.sampler import replay
 from search.measure import Budget, Measurer, shared_pool
 from search.cli import load_model, search_kernels
 
@@ -95,6 +98,8 @@ def main(argv=None) -> int:
   ap.add_argument("--strategies", default=None, help="comma list of the strategies to run (default: all)")
   ap.add_argument("--verbose", action="store_true", help="a line per timed candidate")
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (matplotlib is not on the GPU host; plot later with --replot)")
+  ap.add_argument("--beam-from", metavar="JSON", help="tinygrad BEAM's answers and search seconds from an earlier search_bench.json "
+                  "on the same kind of device, not searched again: their picks are timed, checked and re-timed side by side here")
   ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing search_bench.json and exit")
   a = ap.parse_args(argv)
   SUITE.update(x.partition("=")[::2] for x in a.op)
@@ -114,6 +119,8 @@ def main(argv=None) -> int:
   scorer = model.scorer(props)
   res = {"device": f"{dev_name} ({arch})", "date": time.strftime("%Y-%m-%d"), "model": model_path, "budget": a.budget,
          "command": "python scripts/bench_search.py " + " ".join(sys.argv[1:] if argv is None else argv), "ops": {}}
+  prior, note = earlier_beam(a.beam_from, res["device"], a.ops.split(","), [n for n, s in strategies.items() if s and s[0] == "tinygrad-beam"], device)
+  if note: res["notes"] = [note]
   out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
   warm_pools(device, a.workers, scorer)
   for op in a.ops.split(","):
@@ -123,14 +130,11 @@ def main(argv=None) -> int:
     for sname, spec in strategies.items():
       tot = {"kernel_us": 0.0, "search_s": 0.0, "compiled": 0, "timed": 0, "failed": 0, "compile_s": 0.0, "time_s": 0.0,
              "verified": True, "opts": [], "trajectories": []}
-      if spec is None:   # tinygrad's hand-coded choice, measured and checked by the same protocol
-        for k in kernels:
-          m = Measurer(k, device, Budget(), workers=0)
-          hand = m.hand
-          tot["kernel_us"] += m.measure([hand])[0]*1e6
-          tot["verified"] &= m.verify(hand) is None
-          tot["opts"].append(opts_to_json(hand))
-          m.close()
+      if spec is None: answers(kernels, device, None, tot)   # tinygrad's hand-coded choice, measured and checked by the same protocol
+      elif sname in prior.get(op, {}):
+        p = prior[op][sname]
+        tot.update({key: p[key] for key in ("search_s", "compiled", "timed", "failed", "compile_s", "time_s")}, trajectories=[])
+        answers(kernels, device, [tuple(opts_from_json(o)) for o in p["opts"]], tot)
       else:
         strat, args = spec
         say = (lambda m: print(f"  {op} {sname} {m.kernel.name}: timed {m.timed} compiled {m.compiled} failed {m.failed} "
@@ -161,6 +165,35 @@ def main(argv=None) -> int:
   write_markdown(res, out / "search_bench.md")
   if not a.no_plot: plot(res, out / "search_bench.png")
   return 0
+
+def answers(kernels:list[Kernel], device:str, opts:list|None, tot:dict):
+  """Each kernel's config (None: tinygrad's hand-coded one) timed and checked by the search's protocol, into tot."""
+  for i, k in enumerate(kernels):
+    m = Measurer(k, device, Budget(), workers=0)
+    o = m.hand if opts is None else opts[i]
+    tot["kernel_us"] += m.measure([o])[0]*1e6
+    tot["verified"] &= m.verify(o) is None
+    tot["opts"].append(opts_to_json(o))
+    m.close()
+
+def earlier_beam(path:str|None, device_name:str, ops:list[str], names:list[str], device:str) -> tuple[dict[str, dict], str|None]:
+  """--beam-from: ({op: {strategy: its earlier row}} for the BEAM strategies asked for, the results' note), checked before anything
+  runs: the same kind of device, and every pick applies to the op's kernels as built now (else it is an error, not a search)."""
+  if path is None: return {}, None
+  try: r = json.loads(Path(path).read_text())
+  except (OSError, ValueError) as e: raise SystemExit(f"bench_search: error: --beam-from {path}: {e}")
+  if r.get("device") != device_name: raise SystemExit(f"bench_search: error: --beam-from {path} ran on {r.get('device')}, not {device_name}")
+  out, ren = {}, renderer_for(device)
+  for op in ops:
+    asts = kernel_asts(*parse_variant(SUITE[op]).build(device))
+    for n in names:
+      if (p := r.get("ops", {}).get(op, {}).get(n)) is None: continue
+      if len(p["opts"]) != len(asts) or any(replay(scheduler(a, ren), tuple(opts_from_json(o))) is None for a, o in zip(asts, p["opts"])):
+        raise SystemExit(f"bench_search: error: --beam-from {path}: {op}'s {n} picks do not apply to its kernels as built now")
+      out.setdefault(op, {})[n] = p
+  reused = sorted({n for row in out.values() for n in row})
+  return out, (f"{', '.join(reused)}: answers and search seconds from {path} ({r['device']}, {r['date']}), not searched again; their "
+               f"picks timed, checked and re-timed here" if reused else None)
 
 def run_parallel(a, argv:list[str]) -> int:
   """One child process per GPU (CUDA_VISIBLE_DEVICES), each taking the next op from the queue, slowest ops first; after every op

@@ -772,3 +772,27 @@ def test_first_effort_follows_the_share_and_a_narrow_descent_scores_fewer():
   wide = Beam().descend(Context(scheduler(k.ast, CPU), None, score))[1]
   narrow = Beam().descend(Context(scheduler(k.ast, CPU), None, score, descent_width=1))[1]
   assert 0 < len(narrow) < len(wide)
+
+def test_bench_search_takes_beam_answers_from_an_earlier_run(tmp_path):
+  # --beam-from: BEAM's picks and seconds from an earlier run's JSON are timed, checked and re-timed, not searched again; a run on
+  # another device, or picks that no longer apply to the op's kernels, are a one-line error before anything runs
+  import importlib.util
+  from dataset.device import device_info
+  spec = importlib.util.spec_from_file_location("bench_search_script", ROOT / "scripts" / "bench_search.py")
+  bs = importlib.util.module_from_spec(spec); spec.loader.exec_module(bs)
+  op = "gemm:m=32:k=64:n=32:fp32"
+  hand = opts_to_json(hand_coded(scheduler(_kernel(op).ast, CPU)))
+  dev = "{} ({})".format(*device_info("CPU")[:2])
+  row = {"search_s": 123.0, "compiled": 7, "timed": 5, "failed": 0, "compile_s": 1.0, "time_s": 0.1, "opts": [hand]}
+  def run(prior:dict, out:str) -> dict:
+    (p := tmp_path / "prior.json").write_text(json.dumps(prior))
+    bs.main(["--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--device", "CPU", "--workers", "0", "--op", f"tiny={op}", "--ops", "tiny",
+             "--strategies", "hand-coded,beam2", "--rounds", "1", "--no-plot", "--out", str(tmp_path / out), "--beam-from", str(p)])
+    return json.loads((tmp_path / out / "search_bench.json").read_text())
+  res = run({"device": dev, "date": "2026-11-29", "ops": {"tiny": {"beam2": row}}}, "a")
+  b = res["ops"]["tiny"]["beam2"]
+  assert b["search_s"] == 123.0 and b["timed"] == 5 and b["opts"] == [hand] and b["verified"] and math.isfinite(b["kernel_us"])
+  assert "not searched again" in res["notes"][0]
+  with pytest.raises(SystemExit, match="ran on another card, not"): run({"device": "another card", "ops": {}}, "b")
+  bad = {**row, "opts": [[["UPCAST", 7, 4]]]}
+  with pytest.raises(SystemExit, match="tiny's beam2 picks do not apply"): run({"device": dev, "date": "x", "ops": {"tiny": {"beam2": bad}}}, "c")
