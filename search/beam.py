@@ -85,10 +85,6 @@ class Beam:
   # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same
   # call): the grouped conv at 1.41x without it came to BEAM=2's in both runs; geomean 0.949x and 0.970x, wall 14.3% and 12.6%
   group_branch: bool = True
-  # the compiles no round waits on yet (speculate's guesses, ahead's next rounds) start only on an idle worker
-  # (Measurer.prefetch(spare=True)): under tune-model and drop-in every kernel's rounds share 15 workers, which those compiles filled
-  # ahead of the rounds' own (a network's tuning compiled 184-304 candidates, timed 110-147). Off until measured against the default
-  spare: bool = False
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
@@ -291,14 +287,14 @@ class Beam:
       spec = [o for o, _ in self._pick(ctx, g["beam"], g["ex"], g["nx"], set(st["seen"]))]
       st["spec"] = list(dict.fromkeys((st.get("spec") or []) + spec))   # every guess's picks: _next drops those it does not take
       g.update(picked=True, at=len(done))
-      m.prefetch(spec, self.spare)
+      m.prefetch(spec)
 
   def ahead(self, ctx:Context):
     """Get the next round ready without waiting for it: its children scored in the pool, then its batch compiling there, so that
     a later run() starts by timing. tune-model calls it for the kernels its scheduler will search next."""
     st = ctx.state
     if not st or st["stopped"] or st["batch"] is not None or st["rounds"] >= st["max_rounds"]: return
-    if self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]], self.spare)
+    if self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
 
   def step(self, ctx:Context) -> bool:
     """One round; False once the search has stopped or its budget is spent. Called again with a larger budget (tune-model's

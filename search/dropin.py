@@ -52,7 +52,6 @@ class Tuner:
   # (task_scheduler.first_effort; None: every kernel the beam's full batch). GPT-2's 37 kernels of 1-16% each spend its search on
   # 37 first batches of 9; 0.05 left its search seconds within their spread (results/dropin_variants.md)
   first_share: float|None = None
-  spare: bool = False               # Beam.spare: guessed rounds compile only on idle workers
   quiet: bool = False               # no progress and no summary
   # when a kernel the cache lacks is tuned: at its first sight, where tinygrad's BEAM searches it, or at its second (the second
   # LINEAR that runs it: a TinyJit's capture, a loop's second pass), its first run on tinygrad's default; a kernel a program runs
@@ -144,7 +143,7 @@ class Tuner:
     from search.measure import Budget, Measurer
     from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, pooled, schedule, work_of
     workers = self.pool_workers(device)
-    strat, ctxs, st = Beam(**SCHEDULED, spare=self.spare), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
+    strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
     say(f"{len(todo)} new kernel(s) on {device}: timing their defaults")
     self._busy = True
@@ -345,7 +344,7 @@ def from_env() -> Tuner:
   KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes), KERNTUNE_TIMING (cold, warm, auto),
   KERNTUNE_NEXT_GAIN (a second round's expected gain), KERNTUNE_STOP_GAIN (the share of the program's time a round must be
   expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size), KERNTUNE_WHEN (first, second, jit:
-  a kernel tuned at its first sight, its second, or when TinyJit captures it), KERNTUNE_SPARE=1 (Beam.spare)."""
+  a kernel tuned at its first sight, its second, or when TinyJit captures it)."""
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
                total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None,
@@ -354,8 +353,7 @@ def from_env() -> Tuner:
                workers=int(env("KERNTUNE_WORKERS")) if env("KERNTUNE_WORKERS") else None, timing=env("KERNTUNE_TIMING") or "cold",
                next_gain=float(env("KERNTUNE_NEXT_GAIN") or NEXT_GAIN),
                stop_gain=float(env("KERNTUNE_STOP_GAIN")) if env("KERNTUNE_STOP_GAIN") else None,
-               first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None, when=env("KERNTUNE_WHEN") or "first",
-               spare=_flag(env("KERNTUNE_SPARE")))
+               first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None, when=env("KERNTUNE_WHEN") or "first")
 
 def report_at_exit(tuner:Tuner, cache_path):
   """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""

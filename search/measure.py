@@ -56,26 +56,6 @@ def prestart(workers:int) -> threading.Thread|None:
   (t := threading.Thread(target=start, daemon=True, name="kerntune-pool-start")).start()
   return t
 
-# compiles no round waits on yet (Beam.spare: a guessed next round, prefetch(spare=True)) queue here, per pool, and
-# go to the pool only while it has a worker no other compile of ours holds. The pool runs its queue in order, so a round's own
-# compiles would otherwise wait behind guesses of other kernels' rounds: a network's tuning compiled 184-304 candidates and timed
-# 110-147 of them, at about the workers' whole capacity (results/networks_overlap_ab.md)
-_SPARE: dict[tuple[str, int], list[tuple[Measurer, tuple[Opt, ...]]]] = {}
-_LIVE: dict[tuple[str, int], set[Future]] = {}   # what each pool is compiling or has queued for us
-_SPARE_LOCK = threading.RLock()   # _release submits under it
-def _release(key:tuple[str, int]):
-  """Spare compiles to the pool, oldest first, while it has an idle worker; one whose Measurer took it back (drop, close) or
-  needs it now (prefetch) is skipped."""
-  with _SPARE_LOCK:
-    live, q = _LIVE.setdefault(key, set()), _SPARE.get(key, [])
-    live.difference_update([f for f in live if f.done()])
-    q[:] = [(m, o) for m, o in q if o in m._spare]
-    while q and len(live) < key[1]:
-      m, o = q.pop(0)
-      if o in m._spare:
-        m._spare.discard(o)
-        if o not in m.times and o not in m._ahead: m._submit(o)
-
 def _close_pools():
   for p in _POOLS.values(): kill_pool(p)   # a hung worker would otherwise hold up the exit: it waits for every pool's running calls
 # before concurrent.futures' own exit hook, which joins the pools (threading's exit hooks run last registered first)
@@ -125,8 +105,6 @@ class Measurer:
     self.marks: dict[str, float] = {}                     # seconds at which a search reached its phases (mark)
     self.best = math.inf
     self._ahead: dict[tuple[Opt, ...], Future] = {}   # compiles started by prefetch(), collected by measure()
-    self._spare: set[tuple[Opt, ...]] = set()          # prefetch(spare=True)'s, not yet in the pool
-    self._key = (self.device, self.workers)
     self._overdue = Overdue(HUNG_S)
     # what a time budget expects the next round to cost: the strategy's own work before it (the last gap between measure calls)
     # and a candidate (wall seconds in measure per timed candidate)
@@ -159,33 +137,20 @@ class Measurer:
     """perf_counter() at which a time budget is spent (inf without one): no compile is waited for past it."""
     return math.inf if self.budget.seconds is None else self.start + self.budget.seconds - self._per_candidate()
 
-  def prefetch(self, opts_list:list[tuple[Opt, ...]], spare:bool=False):
+  def prefetch(self, opts_list:list[tuple[Opt, ...]]):
     """Start compiling these candidates in the pool now; a later measure() or verify() collects them. tune-model starts every
-    kernel's first batch at once, so the pool stays full while the GPU times what is ready. Counted as compiled once submitted.
-    spare: nobody waits on them yet; they start only on an idle worker (_SPARE), or when a later prefetch or measure needs them."""
+    kernel's first batch at once, so the pool stays full while the GPU times what is ready. Counted as compiled now."""
     if self.pool is None: return
     for o in dict.fromkeys(opts_list):
-      if o in self.times or o in self._ahead: continue
-      if not spare: self._spare.discard(o); self._submit(o)
-      elif o not in self._spare:
-        self._spare.add(o)
-        with _SPARE_LOCK: _SPARE.setdefault(self._key, []).append((self, o))
-    _release(self._key)
-
-  def _spared(self, n:int):   # for reports: spare compiles taken back before they reached the pool (compiles saved)
-    if n: self.marks["spared"] = self.marks.get("spared", 0) + n
-
-  def _submit(self, o:tuple[Opt, ...]):
-    args = (self.blob, Task(self.kernel.key, "fixed", o))
-    # broken by a crashed worker, or shut down by another kernel's Measurer that replaced it after a hang: a fresh one
-    try: self._ahead[o] = self.pool.submit(run_kernel_task, args)
-    except (BrokenProcessPool, RuntimeError): self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
-    with _SPARE_LOCK: _LIVE.setdefault(self._key, set()).add(self._ahead[o])
-    self.compiled += 1
+      if o not in self.times and o not in self._ahead:
+        args = (self.blob, Task(self.kernel.key, "fixed", o))
+        # broken by a crashed worker, or shut down by another kernel's Measurer that replaced it after a hang: a fresh one
+        try: self._ahead[o] = self.pool.submit(run_kernel_task, args)
+        except (BrokenProcessPool, RuntimeError): self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
+        self.compiled += 1
 
   def drop(self, o:tuple[Opt, ...]) -> bool:
     """Take back a prefetched compile nobody will measure, if it is still queued in the pool (one running finishes)."""
-    if o in self._spare: self._spare.discard(o); self._spared(1); return True
     if (f := self._ahead.get(o)) is None or not f.cancel(): return False
     del self._ahead[o]
     self.compiled -= 1
@@ -227,7 +192,6 @@ class Measurer:
     compiles that have started can straggle: one still queued in the pool is waited for. Every wait is bounded: a compile that runs
     HUNG_S is hung (a timeout: its pool is replaced), and none is waited for past a time budget's end (left as stragglers).
     Without a pool a compile runs here, bounded by its alarm (COMPILE_TIMEOUT_S), which native code (NVRTC) does not heed."""
-    self._spare.difference_update(opts_list)   # needed now: compiled here or submitted below, not parked
     if self.pool is None or (not cut and len(opts_list) == 1 and opts_list[0] not in self._ahead):
       for o in opts_list:   # with its blob: another kernel's Measurer may have configured this process since
         st = time.perf_counter()
@@ -240,7 +204,6 @@ class Measurer:
     futs = {self._ahead[o]: o for o in opts_list}
     start, pending, deadline, took, end, n = time.perf_counter(), set(futs), None, [], self._end(), len(futs)
     while pending:
-      _release(self._key)
       self._idle()
       self._during()
       st = time.perf_counter()
@@ -392,5 +355,5 @@ class Measurer:
 
   def close(self):
     for f in self._ahead.values(): f.cancel()   # what nobody will collect: its compile is dropped if it has not started
-    self._ahead.clear(); self._spared(len(self._spare)); self._spare.clear()
+    self._ahead.clear()
     self.bench.release()   # the compile pool is shared: it lives until the process ends

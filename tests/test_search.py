@@ -279,26 +279,6 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   assert len(one.jobs) == 2 and one.futs is not None and one.result() == Expansion(Context(ctx.base, None, score), parents[:1]).result()
   m.close()
 
-def test_spare_compiles_wait_for_an_idle_worker():
-  # prefetch(spare=True) (Beam.spare: guessed rounds): nothing goes to a busy pool ahead of the compiles a round waits on; a drop
-  # takes a parked one back uncounted, a measure needs one at once, and an idle pool takes one at once
-  from concurrent.futures import wait as wait_all
-  from search.measure import _LIVE
-  k = _kernel("gemm:m=32:k=64:n=32:fp32")
-  m = Measurer(k, "CPU", Budget(), workers=2)
-  a, b, c, d, e = [tuple(x.applied_opts) for _, x in children(scheduler(k.ast, CPU))[:5]]
-  m.prefetch([a, b])   # with the reference and hand-coded compiles: four for two workers
-  n = m.compiled
-  m.prefetch([c, d], spare=True)
-  assert c not in m._ahead and d not in m._ahead and m.compiled == n
-  assert m.drop(c) and c not in m._spare and m.compiled == n and m.marks["spared"] == 1
-  assert math.isfinite(m.measure([d])[0]) and d in m.times and d not in m._spare
-  wait_all(_LIVE[m._key])
-  n = m.compiled
-  m.prefetch([e], spare=True)
-  assert e in m._ahead and m.compiled == n + 1
-  m.close()
-
 @pytest.mark.slow   # descents of several kernels twice, here and in the pool (~18 s on 2 cores)
 def test_kernels_descend_in_the_pool_to_their_local_batches():
   # a workload's kernels descend in the pool, one per worker, to the same first batches as one by one here: all of the measurement
