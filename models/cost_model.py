@@ -158,11 +158,22 @@ class CostModel:
     return cls(ranker, meta, path, side.get("compile_model"), side.get("resource_model"), mlp)
 
 _LOADED: dict[str, CostModel] = {}
+_BLAS: list = []   # this process's ThreadpoolController, made once (it inspects the loaded libraries: about a millisecond)
+def one_blas_thread():
+  """A context in which this process's BLAS runs one thread: a search's batches are small (tens to hundreds of rows) and its
+  compile workers load every core. A blend's MLP on 26 rows took 48 ms with an OpenBLAS thread per core on a loaded 2-core machine,
+  0.8 ms on one; the compile workers cap theirs for good (dataset.compile), the process a search runs in (a user's, under drop-in)
+  only while it scores."""
+  from threadpoolctl import ThreadpoolController
+  if not _BLAS: _BLAS.append(ThreadpoolController())
+  return _BLAS[0].limit(limits=1, user_api="blas")
+
 class Scorer:
   """A cost model with the device properties it scores for: Schedulers in, scores out. Pickles as the model file's path."""
   def __init__(self, model:CostModel, props:dict|None, compile_penalty:bool=True):
     self.model, self.props, self.compile_penalty = model, props, compile_penalty
-  def __call__(self, ks) -> np.ndarray: return self.model.score_schedulers(list(ks), self.props, self.compile_penalty)
+  def __call__(self, ks) -> np.ndarray:
+    with one_blas_thread(): return self.model.score_schedulers(list(ks), self.props, self.compile_penalty)
   def portable(self) -> bool: return self.model.path is not None   # can score in another process (search's compile pool)
   def __getstate__(self) -> dict:
     if self.model.path is None: raise TypeError("a cost model that was not loaded from a file cannot be sent to another process")

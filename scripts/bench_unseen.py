@@ -179,8 +179,10 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
   from bench_search import retime
   # "learned" is the first run; with --repeats, learned_rI are further runs of the same search (seed I), re-timed beside it: the
   # spread between search runs, not only between timings
+  # and NAME_pre is each run's answer by its own timings, before the finalists are timed again (Measurer.retime): both in one search
   extra, t_op = [f"learned_r{r}" for r in range(1, a.repeats)], time.perf_counter()
-  row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand", *extra)}
+  pre = [f"{n}_pre" for n in ("learned", *extra)]
+  row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand", *extra, *pre)}
   entries = []
   for k in kernels:
     reps: list = learned[k.key] if learned else [None]*a.repeats
@@ -194,6 +196,7 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
       reps[r] = (o_r, m_r, s, s)   # alone, a kernel's share of its search's wall is all of it
       m_r.close()
     for r in range(1, a.repeats): row[extra[r - 1]]["opts"].append(opts_to_json(reps[r][0].opts))
+    for r in range(a.repeats): row[pre[r]]["opts"].append(opts_to_json(reps[r][0].searched_opts or reps[r][0].opts))
     (o, m, learned_s, wall) = reps[0]
     b = beam[k.key] if k.key in beam and not a.beam_again else beam_search(a, k, device, beam, beam_path, dev)
     for n, opts in (("learned", o.opts), ("beam2", tuple(opts_from_json(b["opts"]))), ("hand", o.hand_opts)): row[n]["opts"].append(opts_to_json(opts))
@@ -212,6 +215,7 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
     for n in ("learned", "beam2", "hand"): e[f"{n}_us"] = row[n]["per_kernel_us"][i]
     for r, n in enumerate(extra, 1): e["repeats"][r]["us"] = row[n]["per_kernel_us"][i]
     if extra: e["repeats"][0]["us"] = e["learned_us"]
+    for r, n in enumerate(pre): e["repeats"][r]["pre_us"] = row[n]["per_kernel_us"][i]
   try: t_us = torch_us(spec)
   except Exception as ex: t_us = None; print(f"{spec}: torch failed: {ex}", flush=True)
   for e in entries: e["torch_us"], e["op_s"] = t_us, round(time.perf_counter() - t_op, 1)   # the whole op's torch time and bench wall
@@ -338,8 +342,11 @@ def _repeats(ks:list[dict]) -> dict[str, list[float]]:
   n = min((len(e.get("repeats", [])) for e in ks), default=0)
   if n < 2 or not all(x.get("us") and x["verified"] for e in ks for x in e["repeats"][:n]): return {"repeats": [], "repeats_wall": []}
   beam_s = max(1e-9, sum(e["beam2_s"] for e in ks))
+  pre = all(x.get("pre_us") for e in ks for x in e["repeats"][:n])   # runs before the answer's rivals were timed again have none
   return {"repeats": [geomean([e["repeats"][r]["us"]/e["beam2_us"] for e in ks]) for r in range(n)],
-          "repeats_wall": [sum(e["repeats"][r]["s"] for e in ks)/beam_s for r in range(n)]}
+          "repeats_wall": [sum(e["repeats"][r]["s"] for e in ks)/beam_s for r in range(n)],
+          "repeats_pre": [geomean([e["repeats"][r]["pre_us"]/e["beam2_us"] for e in ks]) for r in range(n)] if pre else [],
+          "over_pre": [sum(e["repeats"][r]["pre_us"] > 1.2*e["beam2_us"] for e in ks) for r in range(n)] if pre else []}
 
 def network_entry(rep:dict, command:str) -> dict:
   """A bench_models.py report (one model of its models.json) as an unseen.json network entry; its own device, date and command:
@@ -404,6 +411,9 @@ def write_markdown(res:dict, path:Path):
               + "per run: " + ", ".join(f"{w:.3f}" for w in s["repeats_wall"])
               + variants_said(res.get("variant"), len(s["repeats"]))]
              if len(s["repeats"]) > 1 else []),
+           *([f"- the same runs' answers by their own timings, before the finalists were timed again side by side (Measurer.retime), "
+              f"geomean per run: " + ", ".join(f"{g:.3f}x" for g in s["repeats_pre"]) + "; over 1.20x: "
+              + ", ".join(str(c) for c in s["over_pre"])] if s.get("repeats_pre") else []),
            f"- learned search wall / BEAM=2's: {s['wall_share']:.3f} summed, {s['wall_share_geomean']:.3f} geomean per kernel"]
   if len(devs := list(dict.fromkeys(e["device"] for e in res["kernels"] if e.get("device")))) > 1:   # a run per device kind: each apart
     for d in devs:

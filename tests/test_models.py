@@ -120,6 +120,13 @@ def test_load_and_score(trained, ds, kernels):
   bad = (Opt(OptOps.UPCAST, 63, 4),)   # no such axis
   out = m.score_opts(ast, [opts, bad], CPU)
   assert np.isfinite(out[0]) and out[1] == -np.inf
+  # a search scores with one BLAS thread (its compile workers load every core), and leaves the process's setting as it was
+  from threadpoolctl import threadpool_info
+  blas = lambda: [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+  before, seen, inner = blas(), [], m.score_schedulers
+  m.score_schedulers = lambda *a, **kw: (seen.append(blas()), inner(*a, **kw))[1]
+  m.scorer(ds.props)(ks)
+  assert before and seen == [[1]*len(before)] and blas() == before
 
 def _edited(trained, tmp_path, **changes) -> Path:
   for f in (trained, trained.with_suffix(".json")): shutil.copy(f, tmp_path / f.name)
