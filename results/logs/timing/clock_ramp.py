@@ -1,6 +1,7 @@
 """Does a small kernel time slower after the GPU has idled, as it does in a search between compiles? On split 18 a 16-us bmm's
 hand-coded config timed 23.3 us in the search and 16.3 us side by side; over splits 1-18 a search's answer differed by more than
-10% from its side-by-side time on 48% of kernels under 20 us and 32% at 20-100 us, against 1% above 100 us.
+10% from its side-by-side time on 48% of kernels under 20 us and 32% at 20-100 us, against 1% above 100 us
+(results/logs/timing/search_vs_side_by_side.py).
 
 The corpus's smallest norms and softmaxes (no benchmark kernel: the corpus holds none), their hand-coded configs, each timed with
 the search's protocol (timing.Bench.time: a warm-up, then 3 runs, each after an L2 flush) 15 times in each of three states:
