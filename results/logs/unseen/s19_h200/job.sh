@@ -6,5 +6,5 @@
 # allow; then copy $OUT/unseen_s19_beam2.json into results/ and call again (RESUME=1 while BEAM=2 is incomplete, then without BEAM_ONLY)
 set -u
 VA=(); [ -n "${BEAM_ONLY:-}" ] && VA+=(--beam-only)
-BEAM_FIRST=1 SPLIT=${SPLIT:-19} bash scripts/gpu_unseen.sh ${T:-540} "" --shuffle 0 --rounds 3 --together 8 --repeats ${R:-4} "${VA[@]}" > $OUT/job.log 2>&1
+BEAM_FIRST=1 SPLIT=${SPLIT:-19} bash scripts/gpu_unseen.sh ${T:-540} "" --shuffle 0 --rounds 3 --together 8 --repeats ${R:-4} ${VA[@]+"${VA[@]}"} > $OUT/job.log 2>&1
 grep -vE "Exception ignored|Traceback|ops.py|__del__|^ *kernel|^ *$|search.py|TimeoutException|raise " $OUT/job.log | tail -30
