@@ -179,6 +179,15 @@ class Bench:
       out.append(self._run(timer))
     return out, False
 
+  def side_by_side(self, progs:dict, rounds:int) -> dict:
+    """Each program's fastest run over `rounds` round-robin rounds of time(): the configs compared are timed moments apart, under
+    the same conditions, not seconds or minutes apart as a search times them (a None program: inf)."""
+    best = dict.fromkeys(progs, math.inf)
+    for _ in range(rounds):
+      for o, prg in progs.items():
+        if prg is not None: best[o] = min(best[o], *self.time(prg)[0])
+    return best
+
   def outputs(self, prg:UOp) -> dict[int, np.ndarray]:
     """Run once with every output poisoned first (NaN for floats), and read the outputs back."""
     if self.wedged is not None: raise RunTimeout(self.wedged)

@@ -10,7 +10,7 @@ tinygrad and arch it was trained for.
   scores = m.score_opts(ast, candidate_opts, ren)   # higher = predicted faster; -inf where the opts do not apply
   search_scorer = m.scorer(props)                   # Schedulers in, scores out"""
 from __future__ import annotations
-import hashlib, json, math
+import functools, hashlib, json, math
 from typing import Callable
 from pathlib import Path
 import numpy as np
@@ -158,15 +158,17 @@ class CostModel:
     return cls(ranker, meta, path, side.get("compile_model"), side.get("resource_model"), mlp)
 
 _LOADED: dict[str, CostModel] = {}
-_BLAS: list = []   # this process's ThreadpoolController, made once (it inspects the loaded libraries: about a millisecond)
+@functools.cache   # made once per process: it inspects the loaded libraries (about a millisecond)
+def _blas():
+  from threadpoolctl import ThreadpoolController
+  return ThreadpoolController()
+
 def one_blas_thread():
   """A context in which this process's BLAS runs one thread: a search's batches are small (tens to hundreds of rows) and its
   compile workers load every core. A blend's MLP on 26 rows took 48 ms with an OpenBLAS thread per core on a loaded 2-core machine,
   0.8 ms on one; the compile workers cap theirs for good (dataset.compile), the process a search runs in (a user's, under drop-in)
   only while it scores."""
-  from threadpoolctl import ThreadpoolController
-  if not _BLAS: _BLAS.append(ThreadpoolController())
-  return _BLAS[0].limit(limits=1, user_api="blas")
+  return _blas().limit(limits=1, user_api="blas")
 
 class Scorer:
   """A cost model with the device properties it scores for: Schedulers in, scores out. Pickles as the model file's path."""

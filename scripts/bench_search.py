@@ -245,10 +245,7 @@ def retime(kernels:list[Kernel], device:str, row:dict, rounds:int, workers:int=0
     m = Measurer(k, device, Budget(), workers=workers)   # with workers: the configs compile in parallel
     uniq = list(dict.fromkeys(opts.values()))
     progs = {o: c.prg for o, c in zip(uniq, m._compile(uniq))}
-    best = {o: math.inf for o in progs}
-    for _ in range(rounds):
-      for o, prg in progs.items():
-        if prg is not None: best[o] = min(best[o], min(m.bench.time(prg)[0]))
+    best = m.bench.side_by_side(progs, rounds)
     m.close()
     for n, tot in row.items():
       tot["kernel_us"] += best[opts[n]]*1e6

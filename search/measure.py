@@ -296,10 +296,7 @@ class Measurer:
     fin = list(dict.fromkeys([best, *rivals[:FINALISTS], *filter(ok, keep)]))
     rounds = min(RETIME_ROUNDS, int(RETIME_CAP_S/sum(4*(self.times[o] + 2e-4) for o in fin)))
     if len(fin) < 2 or rounds < 1 or self.bench.wedged is not None: return [best]
-    new = dict.fromkeys(fin, math.inf)
-    try:
-      for _ in range(rounds):
-        for o in fin: new[o] = min(new[o], *self.bench.time(self.progs[o])[0])
+    try: new = self.bench.side_by_side({o: self.progs[o] for o in fin}, rounds)
     except Exception: return [best]   # a run that fails now (a hang wedges the device): the search's own times stand
     self.times.update(new)
     self.marks["finalists"] = len(fin)
