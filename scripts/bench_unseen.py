@@ -179,10 +179,8 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
   from bench_search import retime
   # "learned" is the first run; with --repeats, learned_rI are further runs of the same search (seed I), re-timed beside it: the
   # spread between search runs, not only between timings
-  # and NAME_pre is each run's answer by its own timings, before the finalists are timed again (Measurer.retime): both in one search
   extra, t_op = [f"learned_r{r}" for r in range(1, a.repeats)], time.perf_counter()
-  pre = [f"{n}_pre" for n in ("learned", *extra)]
-  row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand", *extra, *pre)}
+  row: dict[str, dict] = {n: {"opts": [], "kernel_us": 0.0} for n in ("learned", "beam2", "hand", *extra)}
   entries = []
   for k in kernels:
     reps: list = learned[k.key] if learned else [None]*a.repeats
@@ -196,7 +194,6 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
       reps[r] = (o_r, m_r, s, s)   # alone, a kernel's share of its search's wall is all of it
       m_r.close()
     for r in range(1, a.repeats): row[extra[r - 1]]["opts"].append(opts_to_json(reps[r][0].opts))
-    for r in range(a.repeats): row[pre[r]]["opts"].append(opts_to_json(reps[r][0].searched_opts or reps[r][0].opts))
     (o, m, learned_s, wall) = reps[0]
     b = beam[k.key] if k.key in beam and not a.beam_again else beam_search(a, k, device, beam, beam_path, dev)
     for n, opts in (("learned", o.opts), ("beam2", tuple(opts_from_json(b["opts"]))), ("hand", o.hand_opts)): row[n]["opts"].append(opts_to_json(opts))
@@ -215,7 +212,6 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
     for n in ("learned", "beam2", "hand"): e[f"{n}_us"] = row[n]["per_kernel_us"][i]
     for r, n in enumerate(extra, 1): e["repeats"][r]["us"] = row[n]["per_kernel_us"][i]
     if extra: e["repeats"][0]["us"] = e["learned_us"]
-    for r, n in enumerate(pre): e["repeats"][r]["pre_us"] = row[n]["per_kernel_us"][i]
   try: t_us = torch_us(spec)
   except Exception as ex: t_us = None; print(f"{spec}: torch failed: {ex}", flush=True)
   for e in entries: e["torch_us"], e["op_s"] = t_us, round(time.perf_counter() - t_op, 1)   # the whole op's torch time and bench wall

@@ -15,13 +15,6 @@ from dataset.sampler import hand_coded, reference_opts
 from dataset.timing import Bench, RunTimeout, widen
 
 class BudgetExhausted(Exception): pass
-# the answer's finalists are timed again side by side (Measurer.retime): a search times each candidate once, seconds apart, while
-# the host compiles, and a small kernel's timings then err by tens of per cent. On split 18 (one H200) a 16-us bmm's hand-coded
-# config timed 23.3 us in the search and the pick 18.0 us; side by side 16.3 and 21.7 us, so the answer ran 1.33x BEAM=2's (the
-# hand-coded config). Over splits 1-18 the answer ran slower than the hand-coded config, side by side, on 0-11 kernels a split
-FINALISTS, FINALIST_WITHIN = 4, 1.5   # the fastest this many measured configs within this factor of the answer, and the hand-coded
-RETIME_ROUNDS, RETIME_CAP_S = 3, 0.05   # round-robin rounds, fewer where they would run longer than this (a run: ~0.2 ms overhead):
-# a 16-us kernel gets 3 (13 ms), a 1-ms one 2, one of 5 ms none (its timings err by a few per cent; tune-model has dozens)
 TIMINGS = ("cold", "warm", "auto")   # Measurer.timing
 
 COMPILE_TIMEOUT_S = 20
@@ -286,21 +279,6 @@ class Measurer:
     self.best = min(self.best, min(ts))
     self.trajectory.append((self.timed, round(self.elapsed, 3), self.best))
     if self.on_timed is not None: self.on_timed(self)
-
-  def retime(self, best:tuple[Opt, ...], *keep:tuple[Opt, ...]) -> list[tuple[Opt, ...]]:
-    """`best` and its rivals (the fastest FINALISTS measured configs within FINALIST_WITHIN x its time, and `keep`, if measured)
-    timed again side by side, round-robin (each round the dataset's protocol, min over the rounds); their times become these.
-    Returns them fastest first ([best] alone where there is no rival, no time for a round, or a run fails: times unchanged)."""
-    ok = lambda o: self.times.get(o, math.inf) < math.inf and o in self.progs
-    rivals = [o for o in sorted(filter(ok, self.times), key=self.times.get) if self.times[o] <= FINALIST_WITHIN*self.times[best]]
-    fin = list(dict.fromkeys([best, *rivals[:FINALISTS], *filter(ok, keep)]))
-    rounds = min(RETIME_ROUNDS, int(RETIME_CAP_S/sum(4*(self.times[o] + 2e-4) for o in fin)))
-    if len(fin) < 2 or rounds < 1 or self.bench.wedged is not None: return [best]
-    try: new = self.bench.side_by_side({o: self.progs[o] for o in fin}, rounds)
-    except Exception: return [best]   # a run that fails now (a hang wedges the device): the search's own times stand
-    self.times.update(new)
-    self.marks["finalists"] = len(fin)
-    return sorted(fin, key=new.get)
 
   def _reference(self) -> str|None:
     """The correctness reference's outputs computed (the unoptimized kernel's, and a low-precision kernel's float32 build's), or

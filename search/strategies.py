@@ -64,32 +64,23 @@ class Outcome:
   trajectory: list
   rejected: list = field(default_factory=list)   # (opts, time_s, why) of faster configs that failed the correctness check
   final_timed: int = 0         # by the final verification (the hand-coded config, the model's picks): outside the budget
-  searched_opts: tuple[Opt, ...] = ()   # the answer by the search's own timings, before Measurer.retime's side-by-side ones
   def rejected_json(self) -> list[dict]: return [{"opts": opts_to_json(o), "us": t*1e6, "error": why} for o, t, why in self.rejected]
 
 def finish(ctx:Context, strategy:str, search_s:float) -> Outcome:
   """The answer: the model's final picks and tinygrad's hand-coded choice are measured too (outside the search budget, and
-  counted), then the fastest measured config that passes the correctness check is timed again beside its close rivals and the
-  hand-coded config (Measurer.retime), and the fastest of those that passes wins. A config that fails is never the answer."""
+  counted), then the fastest measured config that passes the correctness check wins. A config that fails is never the answer."""
   m = ctx.measurer
   m.mark("verify")
   searched, hand = m.timed, hand_coded(ctx.base)
   m.budget.measurements = m.budget.seconds = None   # final verification is not search
   m.measure(list(dict.fromkeys([hand, *ctx.final_picks])), cut=True)   # a pick that straggles is not the answer
   if hand not in m.times: m.measure([hand])
-  err, rejected, ok = None, [], set()
-  def first_ok(order:list) -> tuple[Opt, ...]|None:
-    nonlocal err
-    for opts in order:
-      if opts in ok or (err := m.verify(opts)) is None: ok.add(opts); return opts
-      rejected.append((opts, m.times[opts], err))
-      m.times[opts] = math.inf   # wrong: never the answer
-    return None
-  # the fastest config that passes the check, then it and its close rivals timed again side by side (Measurer.retime): the
-  # fastest of those that passes is the answer
-  if (best := first_ok(sorted((o for o, t in m.times.items() if t < math.inf), key=lambda o: m.times[o]))) is not None:
-    first, best = best, first_ok(m.retime(best, hand)) or best
-    return Outcome(strategy, best, m.times[best], hand, m.times[hand], True, None, m.compiled, searched, search_s, m.trajectory, rejected,
-                   m.timed - searched, first)
+  err, rejected = None, []
+  for opts in sorted((o for o, t in m.times.items() if t < math.inf), key=lambda o: m.times[o]):
+    if (err := m.verify(opts)) is None:
+      return Outcome(strategy, opts, m.times[opts], hand, m.times[hand], True, None, m.compiled, searched, search_s, m.trajectory, rejected,
+                     m.timed - searched)
+    rejected.append((opts, m.times[opts], err))
+    m.times[opts] = math.inf   # wrong: never the answer
   return Outcome(strategy, (), math.inf, hand, m.times.get(hand, math.inf), False, f"no measured config passed the check (last: {err})",
                  m.compiled, searched, search_s, m.trajectory, rejected, m.timed - searched)

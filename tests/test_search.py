@@ -605,29 +605,6 @@ def test_a_later_timing_that_changes_the_next_rounds_parents_starts_another_gues
   assert st["guessed"] == 2 and st["guess"]["beam"] == [batch[3]] and first < set(st["spec"])
   m.close()
 
-def test_the_answer_and_its_close_rivals_are_timed_again_side_by_side():
-  # a search's timings of a small kernel err by tens of per cent: the fastest measured config, its rivals within FINALIST_WITHIN
-  # and the hand-coded config are timed again side by side (scripted here), and the fastest of them is the answer
-  from search.measure import FINALIST_WITHIN
-  k = _kernel("gemm:m=32:k=64:n=32:fp32")
-  m = Measurer(k, "CPU", Budget(measurements=10))
-  ctx = Context(scheduler(k.ast, CPU), m, None, random.Random(0))
-  hand, progs = m.hand, {}
-  m.measure([hand])
-  for a, _ in children(ctx.base):
-    if len(progs) == 3: break
-    m.measure([(a,)])
-    if (p := m.program((a,))) is not None and all(p is not q for q in [m.program(hand), *progs.values()]): progs[(a,)] = p
-  a, b, far = progs
-  m.times.update({a: 1.0e-6, b: 1.2e-6, far: FINALIST_WITHIN*1.1e-6, hand: 5.0e-6})   # as the search timed them
-  side = {id(m.program(a)): 3.0e-6, id(m.program(b)): 2.0e-6, id(m.program(hand)): 1.5e-6, id(m.program(far)): 1e-7}
-  timed = []
-  m.bench.time = lambda prg, **kw: (timed.append(id(prg)) or [side[id(prg)]], False)
-  o = finish(ctx, "random", m.elapsed)
-  assert o.verified and o.opts == hand and o.time_s == o.hand_time_s == 1.5e-6 and m.times[b] == 2.0e-6
-  assert id(m.program(far)) not in timed and m.times[far] == FINALIST_WITHIN*1.1e-6 and m.marks["finalists"] == 3
-  m.close()
-
 def test_stragglers_compiled_by_the_stop_are_timed_by_the_final_verification():
   # the fastest configs compile slowest: a straggler of the last round that has compiled when the search stops is timed (no wait),
   # one never started is not compiled for it
