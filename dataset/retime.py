@@ -14,6 +14,13 @@ minimum over ~100 noisy measurements; timed again in one run, the kernels' best 
 few random configs are timed together in one run and all written back, scaled to the kernel's other rows by the median ratio of
 the ones chosen without looking at their stored times (kernel_scale).
 
+Whole kernels (--under-us X): every ok row of each kernel whose fastest stored time is under X us, timed again in one run and
+written back unscaled (the kernel's rows then all come from that run). Rows timed before 2026-11-29 ran on a thread started for
+each run, which put 1-11 us of the host's launch into a GPU time (results/timing_ab.md): for a kernel of 10-40 us that is the size
+of the differences its configs are ranked by, so such kernels are timed again whole, not scaled.
+
+  python -m models.retime select dataset/data/cuda.sqlite --model models/cost_model_sm_90.txt --under-us 20 --no-shards --out out/small.json.gz
+
 select: per kernel, the `top` early-stopped configs the model ranks highest, `random` more drawn at random from the rest (a
 reference group: how often an early stop the model does not favour was wrong too), and the kernel's best config as a control (timed
 again in the same run, so the new times of the others compare with it there). run: the dataset's protocol without the early stop
@@ -46,14 +53,15 @@ def consolidated(db, device:str|None=None) -> set[tuple[str, str]]:
   return {(k, o) for k, o in (db.execute(q + " AND device=?", (device,)) if device else db.execute(q))}
 
 def select(store:str, ds, score:np.ndarray, top:int, random:int=0, seed:int=0, best:int=0, skip_consolidated:bool=False,
-           shards:bool=True) -> dict:
+           shards:bool=True, under_us:float=0.0) -> dict:
   """ds, score: the store's ok rows and the model's score of each (Rank). best=0: per kernel, its `top` early-stopped configs the
   model ranks highest, `random` early-stopped ones as a reference, and its best config as the control. best=K (consolidate): its K
   fastest stored configs, the model's `top` among the rest, and `random` fully timed ones as a reference; all are written back,
   scaled by the median new/old time of the model's and random configs (chosen without looking at their stored times, so unlike the
   fastest ones they carry no winner's curse). skip_consolidated: leave out kernels whose K fastest rows all come from an earlier
   consolidation (rows measured since then are what a new one is for). shards: the store is read with its shards (dataset.shard), as
-  ds was."""
+  ds was. under_us > 0 (whole): every row of each kernel whose fastest stored time is under it, in the model's order, the fastest
+  the control."""
   s = Store(resolve(store, shards).path, readonly=True)
   try:
     early = {(k, o) for k, o in s.db.execute("SELECT kernel, opts FROM measurements WHERE status='ok' AND early_stop=1 AND device=?", (ds.device,))}
@@ -65,7 +73,10 @@ def select(store:str, ds, score:np.ndarray, top:int, random:int=0, seed:int=0, b
     ix = np.flatnonzero(ds.kernel == k)
     by_score, by_time = ix[np.argsort(-score[ix], kind="stable")], ix[np.argsort(ds.time_s[ix], kind="stable")]
     is_early = lambda i: (k, ds.opts[i]) in early
-    if best:
+    if under_us:
+      if ds.time_s[by_time[0]] >= under_us*1e-6: continue
+      fast, picked, rest = [int(by_time[0])], [int(i) for i in by_score if i != by_time[0]], []
+    elif best:
       fast = [int(i) for i in by_time[:best]]
       if skip_consolidated and all((k, ds.opts[i]) in done for i in fast): continue
       picked = [int(i) for i in by_score if i not in fast][:top]
@@ -78,10 +89,11 @@ def select(store:str, ds, score:np.ndarray, top:int, random:int=0, seed:int=0, b
     if not picked: continue
     cfg = lambda i, group: {"opts": json.loads(ds.opts[i]), "old_s": float(ds.time_s[i]), "control": bool(i == by_time[0]), "group": group,
                             "early": bool(is_early(i))}
-    groups = [(i, "model") for i in picked] + [(i, "random") for i in drawn] + [(i, "best" if best else "control") for i in fast]
+    groups = ([(i, "whole") for i in [*fast, *picked]] if under_us else
+              [(i, "model") for i in picked] + [(i, "random") for i in drawn] + [(i, "best" if best else "control") for i in fast])
     kernels.append({"key": str(k), "name": str(ds.name[ix[0]]), "ast": base64.b64encode(blobs[k]).decode(), "configs": [cfg(i, g) for i, g in groups]})
-  return {"store": str(store), "device": ds.device, "top": top, "random": random, "best": best, "mode": "consolidate" if best else "early",
-          "kernels": kernels}
+  return {"store": str(store), "device": ds.device, "top": top, "random": random, "best": best, "under_us": under_us,
+          "mode": "whole" if under_us else "consolidate" if best else "early", "kernels": kernels}
 
 COMPILE_S = 20   # a config's compile alarm in seconds (dataset.compile: signal.alarm takes whole seconds)
 
@@ -152,7 +164,9 @@ def control_ratio(k:dict) -> float|None:
 def kernel_scale(k:dict) -> float|None:
   """What a kernel's new times are divided by to compare with its other rows (timed in other runs): the median new/old ratio of
   its configs chosen without regard to their stored times (the model's and the random ones, fully timed before) when it has >= 2 of
-  them (consolidate), else its control's ratio (a retime of early-stopped rows, whose old times are single warm-up runs)."""
+  them (consolidate), else its control's ratio (a retime of early-stopped rows, whose old times are single warm-up runs); 1 for a
+  whole kernel timed again (every row from the one run)."""
+  if any(c.get("group") == "whole" for c in k["configs"]): return 1.0
   ref = [min(c["new"])/c["old_s"] for c in k["configs"] if c.get("new") and not c["control"] and not c.get("early", True) and c.get("group") in ("model", "random")]
   return float(np.median(ref)) if len(ref) >= 2 else control_ratio(k)
 
@@ -178,7 +192,7 @@ def apply(store:str, res:dict) -> int:
   rows writes those rows and leaves the controls as stored; a consolidation writes every config it timed, the fastest included.
   A kernel without a scale is left as it is."""
   if not Path(store).is_file(): raise StoreError(f"no dataset at {store}")
-  consolidate = res.get("mode") == "consolidate"
+  consolidate, whole = res.get("mode") in ("consolidate", "whole"), res.get("mode") == "whole"
   s = Store(store)
   try:
     n = 0
@@ -189,7 +203,8 @@ def apply(store:str, res:dict) -> int:
         for c in k["configs"]:
           if (c["control"] and not consolidate) or not c.get("new"): continue
           scaled = [t/sc for t in c["new"]]
-          why = (f"consolidated with {len(k['configs']) - 1} more of its kernel's configs in one run, scaled by {sc:.4g}; stored was {c['old_s']:.6g} s"
+          why = (f"whole kernel timed again in one run ({len(k['configs'])} configs); stored was {c['old_s']:.6g} s" if whole else
+                 f"consolidated with {len(k['configs']) - 1} more of its kernel's configs in one run, scaled by {sc:.4g}; stored was {c['old_s']:.6g} s"
                  if consolidate else f"retimed, scaled by the control's {sc:.4g}; warm-up was {c['old_s']:.6g} s")
           n += s.db.execute("UPDATE measurements SET time_s=?, runtimes=?, early_stop=0, error=?, ts=? WHERE kernel=? AND opts=? AND "
                             "device=? AND status='ok'" + ("" if consolidate else " AND early_stop=1"), (min(scaled), json.dumps(scaled),
@@ -209,6 +224,7 @@ def main(argv=None, rank:Rank|None=None) -> int:
   p.add_argument("--skip-consolidated", action="store_true", help="with --best: leave out kernels whose K fastest rows are all consolidated already")
   p.add_argument("--seed", type=int, default=0); p.add_argument("--device", default=None, help="measured device name, if the store holds several"); p.add_argument("--out", required=True)
   p.add_argument("--no-shards", action="store_true", help="the store alone, without the shards beside it (dataset.shard)")
+  p.add_argument("--under-us", type=float, default=0.0, metavar="X", help="whole: every row of each kernel whose fastest is under X us (with --no-shards)")
   p = sub.add_parser("run"); p.add_argument("selection"); p.add_argument("--out", required=True); p.add_argument("--device", default="CUDA")
   p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1)); p.add_argument("--time-budget", type=float, default=None)
   p.add_argument("--shard", default="0/1", help="I/N: every N-th kernel from the I-th (N GPUs, one run each)")
@@ -218,8 +234,9 @@ def main(argv=None, rank:Rank|None=None) -> int:
   try:
     if a.cmd == "select":
       if rank is None: raise ValueError("select ranks with a cost model: run python -m models.retime select")
+      if a.under_us and not a.no_shards: raise ValueError("--under-us writes every row of a kernel to the store: pass --no-shards")
       ds, score = rank(a.store, a.model, a.device, a.held_out, a.seed, a.threads, not a.no_shards)
-      sel = {**select(a.store, ds, score, a.top, a.random, a.seed, a.best, a.skip_consolidated, not a.no_shards), "model": a.model,
+      sel = {**select(a.store, ds, score, a.top, a.random, a.seed, a.best, a.skip_consolidated, not a.no_shards, a.under_us), "model": a.model,
              "held_out": a.held_out}
       Path(a.out).parent.mkdir(parents=True, exist_ok=True)
       Path(a.out).write_bytes(gzip.compress(json.dumps(sel).encode()) if a.out.endswith(".gz") else json.dumps(sel).encode())

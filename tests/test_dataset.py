@@ -452,6 +452,35 @@ def test_retime_select_run_apply(tmp_path):
   (tmp_path / "d.json").write_text(json.dumps(drifted))
   assert retime.main(["apply", str(store), str(tmp_path / "d.json")]) == 2
 
+def test_retime_whole_kernels_under_a_time(tmp_path):
+  """--under-us X: every ok row of each kernel whose fastest stored time is under X us, timed in one run and written unscaled (rows
+  timed with the host's launch in them are replaced, not rescaled); it writes to the store alone, so it needs --no-shards."""
+  import shutil
+  from dataset import retime
+  from models.retime import main as select_main
+  store = tmp_path / "cpu.sqlite"
+  shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
+  db = sqlite3.connect(store)
+  best = dict(db.execute("SELECT kernel, MIN(time_s) FROM measurements WHERE status='ok' GROUP BY kernel"))
+  x = sorted(best.values())[2]*1e6   # the two fastest kernels are under it
+  args = ["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--under-us", f"{x:.6f}", "--out", str(tmp_path / "w.json")]
+  assert select_main(args) == 2   # with the shards it would select rows apply cannot write
+  assert select_main(args + ["--no-shards"]) == 0
+  sel = json.loads((tmp_path / "w.json").read_text())
+  assert sel["mode"] == "whole" and {k["key"] for k in sel["kernels"]} == {k for k, t in best.items() if t < x*1e-6} and len(sel["kernels"]) == 2
+  for k in sel["kernels"]:
+    n, = db.execute("SELECT COUNT(*) FROM measurements WHERE kernel=? AND status='ok'", (k["key"],)).fetchone()
+    assert len(k["configs"]) == n and k["configs"][0]["control"] and k["configs"][0]["old_s"] == best[k["key"]]
+    assert {c["group"] for c in k["configs"]} == {"whole"} and not any(c["control"] for c in k["configs"][1:])
+    k["configs"] = k["configs"][:4]   # a few configs each keep the run short: run and apply do not look at how many there are
+  res = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, log=lambda s: None)
+  assert retime.main(["apply", str(store), str(tmp_path / "r.json")]) == 0   # scale 1: no drift to refuse
+  for key, k in res["kernels"].items():
+    assert retime.kernel_scale(k) == 1.0
+    for c in k["configs"]:   # the control too, each at this run's time, unscaled
+      t, es, err = db.execute("SELECT time_s, early_stop, error FROM measurements WHERE kernel=? AND opts=?", (key, json.dumps(c["opts"]))).fetchone()
+      assert t == min(c["new"]) and es == 0 and err.startswith("whole kernel timed again")
+
 @pytest.mark.slow   # select, time, apply, then select again on the rewritten store (featurized anew)
 def test_retime_consolidate(tmp_path):
   """--best K: a kernel's K fastest configs, the model's top picks and random fully timed ones are timed together and all written,
