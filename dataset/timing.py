@@ -164,14 +164,11 @@ class Bench:
     return time_call(prg.call(*[UOp.from_buffer(b) for b in (bufs or self.bufs)]), self.var_vals,
                      timeout=None if self.limit_s is None else int(self.limit_s*1000))
 
-  def _run(self, timer, bufs:list[Buffer]|None=None, flush:bool=False, inline:bool=False) -> float:
-    """One run of `timer` (after a cache flush, with `flush`), bounded: a hung run is left behind with `bufs` (this Bench's by
-    default). inline: in this thread, unbounded, for a program that has run once within the limit already."""
+  def _run(self, timer, bufs:list[Buffer]|None=None, inline:bool=False) -> float:
+    """One run of `timer`, bounded: a hung run is left behind with `bufs` (this Bench's by default). inline: in this thread,
+    unbounded, for a program that has run once within the limit already."""
     if self.wedged is not None: raise RunTimeout(self.wedged)
-    def run():
-      if flush: self.flush()
-      return next(timer)
-    try: return bounded(run, None if inline else self.limit_s)
+    try: return bounded(lambda: next(timer), None if inline else self.limit_s)
     except RunTimeout as e:
       self.hung.append(bufs or self.bufs)
       if self.device != "CPU": self.wedged = WEDGED[self.device] = f"{e}: the device is blocked behind it"
@@ -185,15 +182,19 @@ class Bench:
     alone ran 18 us timed again), and the search would drop a good config on it."""
     if self.wedged is not None: raise RunTimeout(self.wedged)
     timer = self._timer(prg)
+    # The warm-up runs bounded, on the watchdog thread; the timed runs in this thread: on another thread the same configs timed a
+    # median 5.6 us (1.3-11.2) slower and noisier on the H200 (results/timing_ab.md), because tinygrad records its first timing
+    # event before the launch and the thread switch lands between them. A program that ran once within the limit on these inputs
+    # runs again (a hang is a codegen fault, not chance).
+    self.flush()
     out = []
-    # The warm-up runs bounded, on the watchdog thread; the timed runs in this thread: a run on another thread timed 1-11 us slower
-    # and noisier than in the caller on the H200 (20-60 us kernels, results/logs/timing/launch_gap_h200.txt), because tinygrad's
-    # first timing event is recorded before the launch and the thread switch lands between them. A program that ran once within the
-    # limit on these inputs runs again (a hang is a codegen fault, not chance).
-    if (warm := self._run(timer, flush=True)) > early_stop:
-      if (again := self._run(timer, flush=True, inline=True)) > early_stop: return [again], True
+    if (warm := self._run(timer)) > early_stop:
+      self.flush()
+      if (again := self._run(timer, inline=True)) > early_stop: return [again], True
       out.append(again)   # the warm-up was the outlier: this run counts, the protocol goes on
-    for _ in range(runs - len(out)): out.append(self._run(timer, flush=True, inline=True))
+    for _ in range(runs - len(out)):
+      self.flush()
+      out.append(self._run(timer, inline=True))
     return out, False
 
   def side_by_side(self, progs:dict, rounds:int) -> dict:

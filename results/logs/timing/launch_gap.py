@@ -11,7 +11,7 @@ the launch), the runs on the watchdog thread (thread: timing.bounded) or in the 
 one run from its flush's return. One nvidia-h200 call (carry .whl):
   bash scripts/gpu_host.sh python3 results/logs/timing/launch_gap.py > $OUT/launch_gap.txt 2>&1
 (`python results/logs/timing/launch_gap.py CPU` runs the same steps on the CPU device: a check of the script.)
-Outputs, 2026-11-29, one H200, the watchdog thread as timing.bounded had it then:
+Outputs, 2026-11-29, one H200 (thread: the watchdog thread as timing.bounded had it then; the last's flush ran on it too):
   launch_gap_h200.txt                   a thread started per run, the flush from the caller (thread: 3-11 us slower, 2x the spread)
   launch_gap_h200_kept_thread.txt       one kept thread, the flush from the caller (-4..+9 us)
   launch_gap_h200_flush_in_thread.txt   one kept thread, the flush from it too (-3..+8 us)
@@ -52,8 +52,11 @@ for t0, k, m, configs, progs in rows:
       b.flush = flushes
       def timed(threaded=threaded) -> float:   # Bench.time's protocol, every run on the watchdog thread or none
         timer = b._timer(prg)
-        b._run(timer, flush=True, inline=not threaded)   # the warm-up
-        return min(b._run(timer, flush=True, inline=not threaded) for _ in range(3))
+        runs = []
+        for _ in range(4):   # the first is the warm-up
+          b.flush()
+          runs.append(b._run(timer, inline=not threaded))
+        return min(runs[1:])
       ts = [timed()*1e6 for _ in range(REPS)]
       b.flush = flush
       med.setdefault((n, threaded), []).append(statistics.median(ts))
