@@ -338,11 +338,8 @@ def _repeats(ks:list[dict]) -> dict[str, list[float]]:
   n = min((len(e.get("repeats", [])) for e in ks), default=0)
   if n < 2 or not all(x.get("us") and x["verified"] for e in ks for x in e["repeats"][:n]): return {"repeats": [], "repeats_wall": []}
   beam_s = max(1e-9, sum(e["beam2_s"] for e in ks))
-  pre = all(x.get("pre_us") for e in ks for x in e["repeats"][:n])   # runs before the answer's rivals were timed again have none
   return {"repeats": [geomean([e["repeats"][r]["us"]/e["beam2_us"] for e in ks]) for r in range(n)],
-          "repeats_wall": [sum(e["repeats"][r]["s"] for e in ks)/beam_s for r in range(n)],
-          "repeats_pre": [geomean([e["repeats"][r]["pre_us"]/e["beam2_us"] for e in ks]) for r in range(n)] if pre else [],
-          "over_pre": [sum(e["repeats"][r]["pre_us"] > 1.2*e["beam2_us"] for e in ks) for r in range(n)] if pre else []}
+          "repeats_wall": [sum(e["repeats"][r]["s"] for e in ks)/beam_s for r in range(n)]}
 
 def network_entry(rep:dict, command:str) -> dict:
   """A bench_models.py report (one model of its models.json) as an unseen.json network entry; its own device, date and command:
@@ -407,9 +404,6 @@ def write_markdown(res:dict, path:Path):
               + "per run: " + ", ".join(f"{w:.3f}" for w in s["repeats_wall"])
               + variants_said(res.get("variant"), len(s["repeats"]))]
              if len(s["repeats"]) > 1 else []),
-           *([f"- the same runs' answers by their own timings, before the finalists were timed again side by side (Measurer.retime), "
-              f"geomean per run: " + ", ".join(f"{g:.3f}x" for g in s["repeats_pre"]) + "; over 1.20x: "
-              + ", ".join(str(c) for c in s["over_pre"])] if s.get("repeats_pre") else []),
            f"- learned search wall / BEAM=2's: {s['wall_share']:.3f} summed, {s['wall_share_geomean']:.3f} geomean per kernel"]
   if len(devs := list(dict.fromkeys(e["device"] for e in res["kernels"] if e.get("device")))) > 1:   # a run per device kind: each apart
     for d in devs:
