@@ -234,6 +234,7 @@ def main(argv=None, rank:Rank|None=None) -> int:
   try:
     if a.cmd == "select":
       if rank is None: raise ValueError("select ranks with a cost model: run python -m models.retime select")
+      if a.under_us < 0: raise ValueError(f"--under-us {a.under_us:g}: a time in microseconds must be positive")
       if a.under_us and not a.no_shards: raise ValueError("--under-us writes every row of a kernel to the store: pass --no-shards")
       ds, score = rank(a.store, a.model, a.device, a.held_out, a.seed, a.threads, not a.no_shards)
       sel = {**select(a.store, ds, score, a.top, a.random, a.seed, a.best, a.skip_consolidated, not a.no_shards, a.under_us), "model": a.model,

@@ -465,6 +465,7 @@ def test_retime_whole_kernels_under_a_time(tmp_path):
   x = sorted(best.values())[2]*1e6   # the two fastest kernels are under it
   args = ["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--under-us", f"{x:.6f}", "--out", str(tmp_path / "w.json")]
   assert select_main(args) == 2   # with the shards it would select rows apply cannot write
+  assert select_main(args[:5] + ["-1"] + args[6:] + ["--no-shards"]) == 2 and not (tmp_path / "w.json").exists()
   assert select_main(args + ["--no-shards"]) == 0
   sel = json.loads((tmp_path / "w.json").read_text())
   assert sel["mode"] == "whole" and {k["key"] for k in sel["kernels"]} == {k for k, t in best.items() if t < x*1e-6} and len(sel["kernels"]) == 2
