@@ -13,25 +13,14 @@ keep one order in every rep. One nvidia-h200 call (carry .whl):
 import statistics, sys
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+from small_kernels import small_kernels
 from tinygrad import Tensor, TinyJit, dtypes
-from dataset.corpus import select
-from dataset.kernel import Kernel, kernel_asts
-from search.measure import Budget, Measurer
 
 DEV = sys.argv[1] if len(sys.argv) > 1 else "CUDA"
 VARIANTS = [("memset", 3), ("clean", 3), ("memset", 10), ("clean", 10)]
 REPS = 12
 
-kernels = [Kernel(a.key.hex(), a, f"{v.name}#{i}", v.family, v.workload) for v in select("layernorm,softmax,rmsnorm,gelu_bias,swiglu", DEV)[:24]
-           for i, a in enumerate(kernel_asts(*v.build(DEV)))]
-rows = []
-for k in kernels:
-  m = Measurer(k, DEV, Budget(), workers=0)
-  configs = [m.hand[:n] for n in (len(m.hand), len(m.hand)-1, len(m.hand)-2) if n >= 0]
-  progs = [c.prg for c in m._compile(configs)]
-  if all(p is not None for p in progs) and (t0 := min(m.bench.time(progs[0])[0])*1e6) < (60 if DEV == "CUDA" else 1e9): rows.append((t0, k, m, progs))
-  else: m.close()
-rows = sorted(rows, key=lambda r: r[0])[:10]
+rows = small_kernels(DEV, "layernorm,softmax,rmsnorm,gelu_bias,swiglu", 10, variants=24, all_compile=True)
 
 memset = rows[0][2].bench.flush if rows else None
 if DEV == "CUDA" and rows:
@@ -46,7 +35,7 @@ else: clean = memset
 print(f"{DEV}: {len(rows)} kernels x 3 configs, {REPS} labels each per variant, interleaved\nkernel | " +
       " | ".join(f"{f} {r} runs: label us median (spread)" for f, r in VARIANTS))
 spreads = {v: [] for v in VARIANTS}; same = {v: 0 for v in VARIANTS}
-for t0, k, m, progs in rows:
+for t0, k, m, _, progs in rows:
   labels = {(v, c): [] for v in VARIANTS for c in range(len(progs))}
   for _ in range(REPS):
     for v in VARIANTS:

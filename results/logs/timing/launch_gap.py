@@ -19,8 +19,7 @@ so Bench.time now runs its timed runs in the caller (only the warm-up on the wat
 import statistics, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-from dataset.corpus import select
-from dataset.kernel import Kernel, kernel_asts
+from small_kernels import small_kernels
 from dataset.timing import RUN_TIMEOUT_S, bounded
 from search.measure import Budget, Measurer
 
@@ -28,16 +27,7 @@ DEV = sys.argv[1] if len(sys.argv) > 1 else "CUDA"
 VARIANTS = [(1, True), (1, False), (8, False), (32, False), (8, True)]   # (K flushes, on the watchdog thread)
 REPS = 15
 
-kernels = [Kernel(a.key.hex(), a, f"{v.name}#{i}", v.family, v.workload) for v in select("layernorm,softmax,rmsnorm", DEV)[:12]
-           for i, a in enumerate(kernel_asts(*v.build(DEV)))]
-rows = []
-for k in kernels:
-  m = Measurer(k, DEV, Budget(), workers=0)
-  configs = [m.hand[:n] for n in (len(m.hand), len(m.hand)-1, len(m.hand)-2) if n >= 0]
-  progs = [c.prg for c in m._compile(configs)]
-  if progs[0] is not None and (t0 := min(m.bench.time(progs[0])[0])*1e6) < (60 if DEV == "CUDA" else 1e9): rows.append((t0, k, m, configs, progs))
-  else: m.close()
-rows = sorted(rows, key=lambda r: r[0])[:8]
+rows = small_kernels(DEV, "layernorm,softmax,rmsnorm", 8)
 print("K: flushes ahead of each run; thread/inline: the run on the watchdog thread or in the caller\nkernel | config | " + " | ".join(f"K={n} {'thread' if t else 'inline'}: us median [min, max]"
                                                      for n, t in VARIANTS))
 for t0, k, m, configs, progs in rows:
