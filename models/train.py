@@ -157,6 +157,8 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     log("held-out check (default parameters, 1 seed): " + " ".join(f"{k}={v:.4f}" for k, v in res["quick"].items()))
   # the shipped model: parameters from a study over every kernel (its inner folds are its validation), trained on everything
   rm = resource_model(ds, np.ones(len(ds), bool), threads)
+  # a CUDA store copied elsewhere without its compile labels beside it trains a model without the register-pressure inputs: say so
+  if rm is None and str(ds.arch).startswith("sm_"): log(f"no compile labels at {labels_path(a.dataset)}: the model has no register-pressure inputs (python -m dataset.resources makes them)")
   Xa = augment(ds.X, rm)
   params = a.params or tune(Xa, ds.time_s, ds.kernel, a.trials, study_name(ds, "final"), a.storage, 0, threads=threads)
   model, blend = Ranker(seed=0, threads=threads, **params), None
