@@ -30,7 +30,7 @@ for key, o, j in cands:
   base = scheduler(Kernel.ast_from_blob(asts[key]), ren)
   w = o[:j] + (o[j+1], o[j]) + o[j+2:]
   try: a, b = lib(compile_ast(optimized_ast(base, o), ren)), lib(compile_ast(optimized_ast(base, w), ren))
-  except Exception as e: bad += 1; continue
+  except Exception: bad += 1; continue
   k = (o[j].op.name, o[j+1].op.name, o[j].axis == o[j+1].axis)
   pairs.setdefault(k, [0, 0])[a != b] += 1
   same += a == b; diff += a != b

@@ -1,10 +1,11 @@
 """Where a learned search's compiles go, on the CPU device (no GPU needed): the shipped CPU model, the beam with budget 24 per kernel,
 2 compile workers, the first workload of each family named. Per search: configs sent to compile, timed (a new binary), duplicates
 of a binary this kernel already had (timed once: Measurer.libs), failures, and those still in the pool at the end (speculated or
-cut stragglers, never timed). Of the duplicates: do their opts hold the same multiset as their twin's, and the same under the
-commuting rule of commute.py (opts sorted by op type)? And among distinct binaries, how many share such a key (what a dedup on it
-would lose)?   python results/logs/compile/duplicates_cpu.py conv2d,gemm,bmm,layernorm,softmax"""
+cut stragglers, never timed). Of the duplicates: do their opts hold the same multiset as their twin's, and the same sequence once
+sorted by op type (a cruder key than the commuting pairs commute.py finds on sm_90)? And among distinct binaries, how many share
+such a key (what a dedup on it would lose)?   python results/logs/compile/duplicates_cpu.py conv2d,gemm,bmm,layernorm,softmax"""
 import sys
+from collections import Counter
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from dataset.corpus import select
@@ -32,5 +33,5 @@ multiset = lambda o: tuple(sorted(map(str, o)))
 by_op = lambda o: tuple(sorted(o, key=lambda x: x.op.value))
 print(f"sent to compile {sent}; {A}; left in the pool {left} (the rest: reference and hand-coded configs)")
 for name, key in (("multiset", multiset), ("sorted by op type", by_op)):
-  coll = sum(len(v) - 1 for m in MS for v in [[o for o in m.libs.values() if key(o) == k] for k in {key(o) for o in m.libs.values()}])
+  coll = sum(len(m.libs) - len(Counter(map(key, m.libs.values()))) for m in MS)
   print(f"{name}: duplicates with their twin's key {sum(key(a) == key(b) for a, b in PAIRS)} of {len(PAIRS)}; distinct binaries sharing a key {coll} of {sum(len(m.libs) for m in MS)}")
