@@ -33,6 +33,8 @@ ROUNDING = 8.0
 # cuEventSynchronize) takes no timeout; both release the GIL, so the caller stops waiting and the run is left behind on its thread.
 # 60 s: an unoptimized reference of a large kernel runs for seconds on a CPU core.
 RUN_TIMEOUT_S = 60.0
+SHORT_S = 50e-6   # Bench.time's short_runs: below it a kernel's runs are noisy and cheap
+
 class RunTimeout(Exception): pass
 WEDGED: dict[str, str] = {}   # device -> why it runs nothing more in this process (a hung kernel: Bench)
 
@@ -175,11 +177,14 @@ class Bench:
       elif bufs is None: self.bufs, self.var_vals = self._alloc()
       raise
 
-  def time(self, prg:UOp, runs:int=3, early_stop:float=math.inf) -> tuple[list[float], bool]:
+  def time(self, prg:UOp, runs:int=3, early_stop:float=math.inf, short_runs:int=0) -> tuple[list[float], bool]:
     """Run times in seconds: a warm-up, then `runs` timed runs, each after a cache flush. A config slower than `early_stop` in its
     warm-up and in the run after it has only that run timed (returns early_stopped=True). One slow warm-up is not enough: a
     first run can take milliseconds more than every later one (on the CPU, a CvT kernel's config stored at 6.0 ms from its warm-up
-    alone ran 18 us timed again), and the search would drop a good config on it."""
+    alone ran 18 us timed again), and the search would drop a good config on it. short_runs: a config whose warm-up is under
+    SHORT_S gets that many runs: on the H200 the fastest of 3 runs of a 15-35 us kernel spread 11.4% (median over configs) between
+    repeats, of 10 runs 7.8% (results/logs/timing/flush_noise_h200.txt), and 7 more runs of such a kernel cost well under 1 ms.
+    The store's labels keep 3 runs (one protocol for every row)."""
     if self.wedged is not None: raise RunTimeout(self.wedged)
     timer = self._timer(prg)
     # The warm-up runs bounded, on the watchdog thread; the timed runs in this thread: on another thread the same configs timed a
@@ -188,7 +193,8 @@ class Bench:
     # runs again (a hang is a codegen fault, not chance).
     self.flush()
     out = []
-    if (warm := self._run(timer)) > early_stop:
+    if (warm := self._run(timer)) < SHORT_S: runs = max(runs, short_runs)
+    if warm > early_stop:
       self.flush()
       if (again := self._run(timer, inline=True)) > early_stop: return [again], True
       out.append(again)   # the warm-up was the outlier: this run counts, the protocol goes on

@@ -13,6 +13,7 @@ from dataset.device import L2Flush, renderer_for
 from dataset.kernel import Kernel, scheduler
 from dataset.sampler import hand_coded, reference_opts
 from dataset.timing import Bench, RunTimeout, widen
+from search.commute import normal_form
 
 class BudgetExhausted(Exception): pass
 TIMINGS = ("cold", "warm", "auto")   # Measurer.timing
@@ -26,6 +27,7 @@ STRAGGLE, MIN_WAIT_S = 2.0, 2.0   # a straggler is not lost: the beam measures i
 # would otherwise wait on it for good, and the worker's alarm cannot interrupt NVRTC, which is native code (a ResNet-50 b32 fp16 kernel
 # waited 250 s on the H200 host)
 CAP_S = 10.0
+SHORT_RUNS = 10   # runs of a candidate under timing.SHORT_S (Bench.time)
 # a compile running this long is hung (dataset.compile.hang_limit): it is recorded as a timeout and its pool replaced; every wait
 # looks for one each POLL_S
 HUNG_S, POLL_S = hang_limit(COMPILE_TIMEOUT_S), 1.0
@@ -101,6 +103,8 @@ class Measurer:
     self.errors: dict[tuple[Opt, ...], str] = {}        # why a candidate failed to compile
     self.progs: dict[tuple[Opt, ...], UOp] = {}
     self.libs: dict[str, tuple[Opt, ...]] = {}          # same binary, same time: measured once
+    self.twins: dict[tuple[Opt, ...], tuple[Opt, ...]] = {}   # a reordering's normal form (commute) -> the order compiled
+    self.twinned = 0                                    # candidates that took their twin's program instead of a compile
     self.trajectory: list[tuple[int, float, float]] = []  # (timed, seconds, best time so far)
     self.marks: dict[str, float] = {}                     # seconds at which a search reached its phases (mark)
     self.best = math.inf
@@ -142,12 +146,21 @@ class Measurer:
     kernel's first batch at once, so the pool stays full while the GPU times what is ready. Counted as compiled now."""
     if self.pool is None: return
     for o in dict.fromkeys(opts_list):
-      if o not in self.times and o not in self._ahead:
+      if o not in self.times and o not in self._ahead and self._twin(o) == o:
         args = (self.blob, Task(self.kernel.key, "fixed", o))
         # broken by a crashed worker, or shut down by another kernel's Measurer that replaced it after a hang: a fresh one
         try: self._ahead[o] = self.pool.submit(run_kernel_task, args)
         except (BrokenProcessPool, RuntimeError): self._new_pool(); self._ahead[o] = self.pool.submit(run_kernel_task, args)
         self.compiled += 1
+
+  def _twin(self, o:tuple[Opt, ...], pending:list|tuple=()) -> tuple[Opt, ...]:
+    """The reordering of `o` compiled, compiling or `pending` (a reorder of commuting opts builds the same program:
+    search.commute), or o itself, which becomes the one for its reorderings. A twin that failed is no stand-in: of two orders,
+    one can be invalid."""
+    t = self.twins.setdefault(nf := normal_form(o), o)
+    if t == o or t in self._ahead or t in pending or self.times.get(t, math.inf) < math.inf: return t
+    self.twins[nf] = o
+    return o
 
   def drop(self, o:tuple[Opt, ...]) -> bool:
     """Take back a prefetched compile nobody will measure, if it is still queued in the pool (one running finishes)."""
@@ -230,7 +243,8 @@ class Measurer:
   def ready(self, o:tuple[Opt, ...], started:bool=False) -> bool:
     """Whether measuring `o` waits for no compile in flight (a straggler's has finished, or none was started); started: and its
     compile was started, so that measuring it costs a timing only."""
-    return (f := self._ahead.get(o)) is None and not started or f is not None and f.done()
+    f = self._ahead.get(o, self._ahead.get(self.twins.get(normal_form(o))))   # a twin's compile stands for it
+    return f is None and not started or f is not None and f.done()
 
   def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
     got = {c.task.parent: c for c in self._compiled(opts_list)}
@@ -252,10 +266,20 @@ class Measurer:
         raise BudgetExhausted()
       n = len(new)
       if self.budget.measurements is not None: new = new[:max(0, self.budget.measurements - self.timed)]
-      for c in self._compiled(new, cut):
-        self._time(c)
-        self._during()
-        if not self._time_left(): break   # no time for another: the rest stay in the pool, untimed
+      todo = new
+      while todo:   # a twin that fails: the orders it stood for are compiled themselves (it is never their twin again)
+        own, twin = [], {}
+        for o in todo:
+          if (t := self._twin(o, own)) == o: own.append(o)
+          else: twin[o] = t; own += [] if t in self.times or t in own else [t]   # a twin compiling ahead is collected here
+        for c in self._compiled(own, cut):
+          self._time(c)
+          self._during()
+          if not self._time_left(): break   # no time for another: the rest stay in the pool, untimed
+        for o, t in twin.items():
+          if self.times.get(t, math.inf) < math.inf:
+            self.times[o], self.progs[o], self.twinned = self.times[t], self.progs[t], self.twinned + 1
+        todo = [o for o, t in twin.items() if self.times.get(t) == math.inf and self._time_left()]
       if len(new) < n or (not self._time_left() and any(o not in self.times for o in new)): raise BudgetExhausted()
     finally:
       if self.timed > timed: self._meas_s += self.elapsed - st - (self._idle_s - idle)   # a candidate's cost, without the reference's
@@ -269,7 +293,7 @@ class Measurer:
     if self.bench.wedged is not None: self.times[o], self.errors[o] = math.inf, self.bench.wedged; return   # a hang earlier in the batch
     self.libs[c.lib_hash] = o
     st = time.perf_counter()
-    try: ts, _ = self.bench.time(c.prg, early_stop=self.early_factor*self.best)
+    try: ts, _ = self.bench.time(c.prg, early_stop=self.early_factor*self.best, short_runs=SHORT_RUNS)
     except RunTimeout as e: ts, self.errors[o] = [math.inf], f"timeout: {e}"   # a hung config: recorded, never the answer
     except Exception as e: ts, self.errors[o] = [math.inf], f"run failed: {type(e).__name__}: {e}"
     self.time_s += time.perf_counter() - st

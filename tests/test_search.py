@@ -496,6 +496,48 @@ def test_timing_cold_flushes_before_each_run_and_warm_does_not(timing, monkeypat
   assert (len(flushes) > 0) == (timing != "warm")
   m.close()
 
+def test_reorderings_of_commuting_opts_share_one_normal_form():
+  from tinygrad.codegen.opt import Opt, OptOps
+  from search.commute import normal_form
+  U, X, L, G = Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UNROLL, 0, 4), Opt(OptOps.LOCAL, 1, 8), Opt(OptOps.GROUP, 0, 8)
+  forms = {normal_form(o) for o in [(U, X, L), (X, U, L), (U, L, X)]}   # X commutes with U and L: one trace
+  assert len(forms) == 1 and sorted(map(str, forms.pop())) == sorted(map(str, (U, X, L)))
+  assert normal_form((L, G)) != normal_form((G, L))   # both shape a block's threads: different programs
+  assert normal_form((U, L)) != normal_form((L, U)) and normal_form((U, G)) == normal_form((G, U))
+
+def test_a_reordering_of_a_compiled_config_takes_its_program_and_a_failed_twin_stands_for_nothing(monkeypatch):
+  import search.measure as measure
+  from tinygrad.codegen.opt import Opt, OptOps
+  k = _kernel("gemm:m=32:k=64:n=32:fp32")
+  a = (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UNROLL, 0, 4))
+  b, c = a[::-1], (Opt(OptOps.UPCAST, 1, 4), Opt(OptOps.UNROLL, 0, 2))
+  m = Measurer(k, "CPU", Budget(), workers=2)
+  m.measure([m.hand]); compiled = m.compiled
+  ta, tb = m.measure([a, b])
+  assert m.compiled == compiled + 1 and ta == tb < math.inf and m.program(b) is m.program(a) and m.twinned == 1
+  assert m.verify(b) is None and m.ready(b)
+  m.close()
+  # in this process: the first order fails to compile, and the second is compiled itself (one of two orders can be invalid)
+  real = measure.run_kernel_task
+  def failing(args):
+    out = real(args)
+    return replace(out, prg=None, status="compile_error", error="forced") if args[1].parent == c else out
+  from dataclasses import replace
+  monkeypatch.setattr(measure, "run_kernel_task", failing)
+  m = Measurer(k, "CPU", Budget())
+  tc, td = m.measure([c, c[::-1]])
+  assert tc == math.inf and td < math.inf and m.twinned == 0 and m.program(c[::-1]) is not None
+  m.close()
+
+def test_a_short_kernel_gets_more_runs(monkeypatch):
+  import dataset.timing as timing
+  m = Measurer(_kernel("gemm:m=32:k=64:n=32:fp32"), "CPU", Budget())
+  m.measure([m.hand])
+  for short_s, n in ((1.0, 10), (0.0, 3)):
+    monkeypatch.setattr(timing, "SHORT_S", short_s)
+    assert len(m.bench.time(m.program(m.hand), short_runs=10)[0]) == n
+  m.close()
+
 def test_unknown_timing_is_refused():
   with pytest.raises(AssertionError, match="timing"): Measurer(_kernel("gemm:m=32:k=64:n=32:fp32"), "CPU", Budget(), timing="tepid")
 
