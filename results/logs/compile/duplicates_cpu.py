@@ -3,7 +3,8 @@
 of a binary this kernel already had (timed once: Measurer.libs), failures, and those still in the pool at the end (speculated or
 cut stragglers, never timed). Of the duplicates: do their opts hold the same multiset as their twin's, and the same sequence once
 sorted by op type (a cruder key than the commuting pairs commute.py finds on sm_90)? And among distinct binaries, how many share
-such a key (what a dedup on it would lose)?   python results/logs/compile/duplicates_cpu.py conv2d,gemm,bmm,layernorm,softmax"""
+such a key (what a dedup on it would lose)? Since the search skips reorderings of commuting opts (search.commute), how many it
+skipped, and whether each builds its twin's binary here.   python results/logs/compile/duplicates_cpu.py conv2d,gemm,bmm,layernorm,softmax"""
 import sys
 from collections import Counter
 from pathlib import Path
@@ -35,3 +36,10 @@ print(f"sent to compile {sent}; {A}; left in the pool {left} (the rest: referenc
 for name, key in (("multiset", multiset), ("sorted by op type", by_op)):
   coll = sum(len(m.libs) - len(Counter(map(key, m.libs.values()))) for m in MS)
   print(f"{name}: duplicates with their twin's key {sum(key(a) == key(b) for a, b in PAIRS)} of {len(PAIRS)}; distinct binaries sharing a key {coll} of {sum(len(m.libs) for m in MS)}")
+# a reordering that took its twin's program (Measurer.twins, search.commute) shares the very program object: each compiled on its
+# own here, to see whether it builds the same binary on this device too
+from dataset.compile import Task, run_kernel_task
+tw = [(m, o, t) for m in MS for o in m.progs for t in m.libs.values() if o != t and m.progs[o] is m.progs.get(t)]
+same = sum(run_kernel_task((m.blob, Task(m.kernel.key, "fixed", o))).lib_hash == run_kernel_task((m.blob, Task(m.kernel.key, "fixed", t))).lib_hash
+           for m, o, t in tw)
+print(f"twinned (not compiled) {sum(m.twinned for m in MS)}; of them compiled here, the same binary as their twin: {same} of {len(tw)}")
