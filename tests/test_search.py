@@ -505,6 +505,8 @@ def test_reorderings_of_commuting_opts_share_one_normal_form():
   assert len(forms) == 1 and sorted(map(str, forms.pop())) == sorted(map(str, (U, X, L)))
   assert normal_form((L, G)) != normal_form((G, L))   # both shape a block's threads: different programs
   assert normal_form((U, L)) != normal_form((L, U)) and normal_form((U, G)) == normal_form((G, U))
+  T = Opt(OptOps.THREAD, 0, 2)   # the CPU's threads: with UNROLL, not with UPCAST
+  assert normal_form((T, X)) == normal_form((X, T)) and normal_form((T, U)) != normal_form((U, T))
 
 def test_a_reordering_of_a_compiled_config_takes_its_program_and_a_failed_twin_stands_for_nothing(monkeypatch):
   import search.measure as measure
