@@ -243,7 +243,7 @@ class Measurer:
   def ready(self, o:tuple[Opt, ...], started:bool=False) -> bool:
     """Whether measuring `o` waits for no compile in flight (a straggler's has finished, or none was started); started: and its
     compile was started, so that measuring it costs a timing only."""
-    f = self._ahead.get(o, self._ahead.get(self.twins.get(normal_form(o))))   # a twin's compile stands for it
+    f = self._ahead.get(o) or self._ahead.get(self.twins.get(normal_form(o)))   # a twin's compile stands for it
     return f is None and not started or f is not None and f.done()
 
   def _compile(self, opts_list:list[tuple[Opt, ...]]) -> list[Compiled]:
@@ -271,7 +271,9 @@ class Measurer:
         own, twin = [], {}
         for o in todo:
           if (t := self._twin(o, own)) == o: own.append(o)
-          else: twin[o] = t; own += [] if t in self.times or t in own else [t]   # a twin compiling ahead is collected here
+          else:
+            twin[o] = t
+            if t not in self.times and t not in own: own.append(t)   # a twin compiling ahead is collected here
         for c in self._compiled(own, cut):
           self._time(c)
           self._during()

@@ -510,6 +510,7 @@ def test_reorderings_of_commuting_opts_share_one_normal_form():
 
 def test_a_reordering_of_a_compiled_config_takes_its_program_and_a_failed_twin_stands_for_nothing(monkeypatch):
   import search.measure as measure
+  from dataclasses import replace
   from tinygrad.codegen.opt import Opt, OptOps
   k = _kernel("gemm:m=32:k=64:n=32:fp32")
   a = (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UNROLL, 0, 4))
@@ -525,7 +526,6 @@ def test_a_reordering_of_a_compiled_config_takes_its_program_and_a_failed_twin_s
   def failing(args):
     out = real(args)
     return replace(out, prg=None, status="compile_error", error="forced") if args[1].parent == c else out
-  from dataclasses import replace
   monkeypatch.setattr(measure, "run_kernel_task", failing)
   m = Measurer(k, "CPU", Budget())
   tc, td = m.measure([c, c[::-1]])
