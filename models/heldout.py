@@ -6,7 +6,7 @@ from typing import Callable
 import numpy as np
 from models.data import Dataset
 from models.features import FEATURES, FEATURE_GROUPS, SCHEMA_VERSION
-from models.evaluate import kernel_kfold, leave_one_out, per_kernel, average, hand_reference, run_splits, summarize, group_metrics
+from models.evaluate import kernel_kfold, leave_one_out, per_kernel, average, hand_reference, run_splits, summarize, group_metrics, step_accuracy
 from models.ranker import Ranker
 from models.baselines import Regressor, RandomRanker
 from models.mlp import MLPRanker
@@ -67,6 +67,8 @@ def kfold_eval(ds:Dataset, seeds:list[int], folds:int, trials:int, storage:str, 
   for m, v in fam.items():
     out[f"{m}_by_family"] = {f: {**summarize([s[f] for s in v]), "kernels": v[0][f]["kernels"]} for f in v[0]}
   out["ranker_params"] = tuned
+  # seed 0's out-of-fold scores on single steps (parent -> child): what a model-guided descent acts on
+  out["steps"] = {m: step_accuracy(oof[m], t, kern, ds.opts) for m in per if m in oof}
   if with_mlp: out["blend_weight"], out["blend_by_weight"] = blend_weight, {str(w): summarize(v) for w, v in sweep.items()}
   return out, oof
 

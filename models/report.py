@@ -51,6 +51,14 @@ def write_markdown(path:Path, res:dict):
             f"kernel's measured configs on average ({h['kernels']} kernels have one).", "",
             f"Targets (issue): tau >= 0.75, pairwise >= 0.85, top-1 >= 0.90, top-5 >= 0.97. "
             f"Met: {', '.join(f'{k} {v}' for k, v in res['targets_met'].items())}.", ""]
+  if steps := kf.get("steps"):
+    ops = sorted({op for v in steps.values() for op in v})
+    lines += ["## Single steps (seed 0, out of fold)", "",
+              "Measured (parent, child) pairs, the child one opt more, times over 3% apart: the share each model orders right, and of the "
+              "steps it scores up (what a model-guided descent takes), the share slower in fact.", "",
+              "| model | " + " | ".join(f"{op}: right / up slower" for op in ops) + " |", "|---|" + "---|"*len(ops)]
+    lines += [f"| {MODEL_LABELS[m]} | " + " | ".join(f"{v[op]['right']:.2f} / {v[op]['up_slower']:.2f} ({v[op]['pairs']})" if op in v else "-"
+              for op in ops) + " |" for m, v in steps.items()] + [""]
   for split, title in (("lono", "Leave-one-network-out"), ("lofo", "Leave-one-family-out (op families)")):
     s = res[split]
     lines += [f"## {title} (default ranker parameters, {res['seeds']} seeds)", "",

@@ -293,12 +293,14 @@ def descent_reach(model_path:str, results:list[Path], min_ratio:float=1.2) -> di
     batch, pool = {key for _, key in beam._seed(ctx, descent)}, descent[1]
     scored = {key for _, key in pool}
     sb = float(score([b])[0])
-    above = sum(float(x) > sb for x in score([replay(base, o) for o, _ in pool])) if pool else 0
+    up = [o for (o, _), x in zip(pool, score([replay(base, o) for o, _ in pool]) if pool else []) if float(x) > sb]
+    above, above_swap = len(up), sum(any(x.op.name == "SWAP" for x in o) for o in up)   # SWAP steps: see Beam.descent_swaps
     kind = "batch" if b.ast.key in batch else "myopic" if b.ast.key not in scored and above < beam.seed_picks else "ranked"
     rows.append({"name": e["name"], "split": p.name, "learned_over_beam2": round(e["learned_us"]/e["beam2_us"], 3), "kind": kind,
-                 "beam2_scored_in_descent": b.ast.key in scored, "scored_above_beam2": above, "descent_scored": len(pool)})
+                 "beam2_scored_in_descent": b.ast.key in scored, "scored_above_beam2": above, "above_with_swap": above_swap,
+                 "descent_scored": len(pool)})
   return {"model": model_path, "min_ratio": min_ratio, "kernels": len(rows), **{k: sum(r["kind"] == k for r in rows) for k in ("batch", "myopic", "ranked")},
-          "rows": rows}
+          **{k: sum(r[k] for r in rows) for k in ("scored_above_beam2", "above_with_swap")}, "rows": rows}
 
 def anytime(results:list[Path], at:tuple[int, ...]=(9, 16, 23, 30)) -> list[dict]:
   """Offline: had each kernel's search stopped after N timings, its answer's ratio to BEAM=2 (its final ratio, scaled by the search's

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math, statistics
 from dataclasses import dataclass
 import numpy as np
-from tinygrad.codegen.opt import Opt
+from tinygrad.codegen.opt import Opt, OptOps
 from dataset.sampler import hand_coded, replay
 from search.measure import BudgetExhausted
 from search.adapt import Correction, kendall, shape_terms
@@ -81,6 +81,12 @@ class Beam:
   # search.measure.MIN_WAIT_S). 1 s with speculation, in the same call: wall 18.3%, geomean 0.931x (the stragglers are timed in the
   # next round, or verified at the end, not lost)
   straggle_s: float|None = 1.0
+  # the model descent takes SWAP steps: the shipped model orders a SWAP's child against its parent at chance (0.49 of 4,656 measured
+  # pairs over 3% apart, in-sample) and scores 73% of them up, 61% of those slower in fact (`python -m models.steps`,
+  # results/model_steps_sm_90.json); 61% of the configs it scored above BEAM=2's pick on the 48 unseen kernels 1.2x behind hold one
+  # (bench_unseen.py --descent, results/logs/unseen/descent_reach_sm_90.json).
+  # False: the descent leaves SWAP out (later rounds' children, which are timed, keep it). Not yet measured on a GPU: default on
+  descent_swaps: bool = True
   # the first batch also times the model's best grouped-reduction config (GROUP, GROUPTOP) where its picks have none, expanded once
   # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same
   # call): the grouped conv at 1.41x without it came to BEAM=2's in both runs; geomean 0.949x and 0.970x, wall 14.3% and 12.6%
@@ -101,8 +107,9 @@ class Beam:
   def _descent(self, ctx:Context, beam:list, seen:set, depths:int, m) -> tuple[list, list]:
     """descend's loop from `beam`; m: the measurer compiling the first batch's picks meanwhile (None: nothing prefetched)."""
     picks, pool, best, stale, width = [], [], -math.inf, 0, ctx.descent_width or self.descent_width
+    acts = ctx.actions if self.descent_swaps else [x for x in ctx.actions if x.op is not OptOps.SWAP]
     for _ in range(depths):
-      ranked, scores = rank(ctx.expand(beam).result(), seen)
+      ranked, scores = rank(ctx.expand(beam, actions=acts).result(), seen)
       if not ranked: break
       pool += zip(scores.tolist(), ranked)
       beam = [o for o, _ in ranked[:width]]

@@ -44,14 +44,15 @@ class Expansion:
   it) the parents are expanded in workers, in parallel, and the caller may go on meanwhile; without one they are expanded here,
   when asked. Workers a parent each would leave idle (a descent has 4
   parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
-  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1):
+  def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1, actions:list[Opt]|None=None):
     self.ctx, self.futs, self.rows, self.near = ctx, None, None, near   # alongside: expansions started with it, as many parents each
+    acts = ctx.actions if actions is None else actions
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
     # a config's neighbours are a job each: they cost a few replays, not a scan of the action space
     chunks = 1 if near else max(1, (m.workers if m is not None else 0) // max(1, len(parents)*alongside*ctx.share))
-    n = len(ctx.actions)
+    n = len(acts)
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
-    self.jobs = [(p, ctx.actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
+    self.jobs = [(p, acts[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
     if m is not None and m.pool is not None and len(self.jobs)*alongside > 1 and portable:   # one job alone: here, as fast
       try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p, near)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
@@ -81,5 +82,5 @@ class Context:
   seed_picks: int|None = None      # the model's picks in this kernel's first batch, if not the beam's own (task_scheduler.first_effort)
   descent_width: int|None = None   # its model descent's width, if not the beam's own (likewise)
   again: bool = True               # a round after this one is expected (task_scheduler.schedule's again): worth guessing it ahead
-  def expand(self, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1) -> Expansion:
-    return Expansion(self, parents, near, alongside)
+  def expand(self, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1, actions:list[Opt]|None=None) -> Expansion:
+    return Expansion(self, parents, near, alongside, actions)

@@ -77,6 +77,21 @@ def test_relevance_and_metrics():
   assert good == pytest.approx({"kendall_tau": 1.0, "pairwise_acc": 1.0, "top1_score": 1.0, "top5_score": 1.0})
   assert bad["kendall_tau"] == pytest.approx(-1.0) and bad["pairwise_acc"] == 0.0 and bad["top1_score"] == pytest.approx(1/6) and bad["top5_score"] == 0.5
 
+def test_step_accuracy_scores_each_opt_types_parent_child_pairs():
+  from models.evaluate import step_accuracy
+  up, sw, lo = '["UPCAST", 0, 4]', '["SWAP", 0, 1]', '["LOCAL", 0, 2]'
+  # kernel a: [] -> UPCAST (faster, scored up: right), UPCAST -> UPCAST+SWAP (slower, scored up: wrong), [] -> LOCAL (within noise);
+  # kernel b: its UPCAST child has no measured parent. The opts JSON's spacing does not matter
+  k = np.array(["a", "a", "a", "a", "b"])
+  o = np.array(["[]", f"[{up}]", f"[{up},{sw}]".replace(" ", ""), f"[{lo}]", f"[{up}]"])
+  t, s = np.array([10.0, 5.0, 6.0, 10.1, 1.0]), np.array([0.0, 1.0, 2.0, 5.0, 0.0])
+  r = step_accuracy(s, t, k, o)
+  assert set(r) == {"UPCAST", "SWAP"}
+  assert r["UPCAST"] == {"pairs": 1, "right": 1.0, "child_up": 1.0, "up_slower": 0.0}
+  assert r["SWAP"] == {"pairs": 1, "right": 0.0, "child_up": 1.0, "up_slower": 1.0}
+  r = step_accuracy(-s, t, k, o)   # scored down: the SWAP's order right, the UPCAST's wrong, no step taken
+  assert r["SWAP"]["right"] == 1.0 and r["UPCAST"]["right"] == 0.0 and r["SWAP"]["child_up"] == 0.0 and np.isnan(r["SWAP"]["up_slower"])
+
 def test_out_of_fold_never_scores_a_kernel_with_a_model_that_saw_it():
   from types import SimpleNamespace
   from models.evaluate import out_of_fold

@@ -107,6 +107,14 @@ def test_unwritable_outputs_fail_before_the_work(cli, args, tmp_path, capsys, mo
   assert time.perf_counter() - st < 10   # no training, tuning or extraction first
   _one_line_error(capsys, "/proc/nope", "cannot write")
 
+@pytest.mark.parametrize("args,want", [(["dataset/data/cpu.sqlite", "/nope/cm.txt"], "no cost model file /nope/cm.txt"),
+                                       (["/nope/d.sqlite", "models/cost_model_cpu.txt"], "no dataset at /nope/d.sqlite")])
+def test_model_steps_refuses_a_missing_model_or_store_in_one_line(args, want, capsys, monkeypatch):
+  from models.steps import main
+  monkeypatch.chdir(ROOT)
+  assert main(args) == 2
+  _one_line_error(capsys, want)
+
 def test_cannot_write(tmp_path):
   from dataset.paths import cannot_write
   assert cannot_write(tmp_path / "new" / "dir" / "f.txt") is None and (tmp_path / "new" / "dir").is_dir()

@@ -65,7 +65,7 @@ def test_a_search_run_again_with_more_budget_goes_on_where_it_stopped(strategy, 
 def test_beam_expands_at_most_width_entries_per_round(strategy, args, monkeypatch):
   import search.context as S
   rounds = []
-  def expand(self, parents, near=False): rounds.append(len(parents)); return S.Expansion(self, parents, near)
+  def expand(self, parents, near=False, alongside=1, actions=None): rounds.append(len(parents)); return S.Expansion(self, parents, near, alongside, actions)
   monkeypatch.setattr(S.Context, "expand", expand)
   k = _kernel("conv2d:n=1:c=8:h=8:w=8:k=8:ks=3:stride=1:padding=1:fp32")
   m = Measurer(k, "CPU", Budget(measurements=6))   # the descent's rounds are what is counted: one batch of 6 timed is enough
@@ -82,6 +82,17 @@ def test_descent_patience_crosses_a_depth_that_scores_worse():
   assert [len(o) for o, _ in found[0][0]] == [1]       # greedy: stops at the worse depth
   assert [len(o) for o, _ in found[1][0]] == [3, 1]    # patience 1: goes on, and the deeper best comes first
   assert len(found[1][1]) > len(found[0][1])
+
+def test_a_descent_without_swaps_takes_no_swap_step():
+  from tinygrad.codegen.opt import OptOps
+  from search.beam import Beam
+  # SWAP is for GLOBAL axes, which the CPU's kernels lack: a CUDA kernel, scheduled for sm_90 without a GPU
+  ast = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp32").build("CUDA"))[0]
+  likes_swaps = lambda ks: np.array([float(sum(o.op is OptOps.SWAP for o in c.applied_opts)) for c in ks])
+  swaps = lambda picks, pool: sum(any(o.op is OptOps.SWAP for o in opts) for opts, _ in picks + pool)
+  on, off = (Beam(descent_swaps=s, max_depth=3).descend(Context(scheduler(ast, renderer_for("CUDA", "sm_90", compiler=False)), None, likes_swaps))
+             for s in (True, False))
+  assert swaps(*on) > 0 and swaps(*off) == 0 and len(off[1]) > 0
 
 @pytest.mark.slow   # ~7 s on 2 cores
 def test_a_later_round_takes_the_round_size_it_is_given():
