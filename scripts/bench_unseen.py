@@ -23,7 +23,7 @@ drop-in tuning search a model's (one kernel's round is timed while the others' c
 BEAM=2's picks and search cost are kept in results/unseen_beam2.json, so a later call re-times BEAM=2's pick beside a new learned
 search instead of searching again (the JSON says which call each BEAM=2 search ran in)."""
 from __future__ import annotations
-import argparse, json, math, random, re, sys, time
+import argparse, json, math, random, re, statistics, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dataset.errors import one_line  # noqa: E402
@@ -273,23 +273,25 @@ def rank_pairs(model_path:str, results:list[Path], min_ratio:float=1.05) -> dict
   return {"model": model_path, "min_ratio": min_ratio, "kernels": len(rows), "ordered_right": hits,
           "beam2_faster_scored_lower": below, "beam2_faster": sum(r["learned_over_beam2"] > 1 for r in rows), "rows": rows}
 
-def descent_reach(model_path:str, results:list[Path], min_ratio:float=1.2) -> dict:
+def descent_reach(model_path:str, results:list[Path], min_ratio:float=1.2, params:dict|None=None) -> dict:
   """Offline, no GPU: on every kernel of the measured results whose learned answer is min_ratio or more slower than BEAM=2's, where the
   search lost BEAM=2's config. "batch": it is in the beam's first batch (the search had it, and timing or later rounds lost it);
   "myopic": the model scores it among its first batch's size of everything its descent scored, yet the descent never scored it (a
-  wrong turn at a shallower depth); "ranked": scored directly, the model puts it below that (a ranking the search cannot fix)."""
+  wrong turn at a shallower depth); "ranked": scored directly, the model puts it below that (a ranking the search cannot fix).
+  `params`: the Beam's (--variant), e.g. {"descent_swaps": false}; each descent's CPU seconds are in its row and summed."""
   from dataset.device import renderer_for
   from dataset.kernel import opts_from_json
   from dataset.sampler import replay
   from models.cost_model import CostModel
   from search.beam import Beam
-  from search.context import Context
-  model, ren, beam = CostModel.load(model_path), renderer_for("CUDA", "sm_90", compiler=False), Beam()
+  from search.context import Context, _KIDS
+  model, ren, beam = CostModel.load(model_path), renderer_for("CUDA", "sm_90", compiler=False), Beam(**(params or {}))
   score, rows = model.scorer(), []
   for p, e, base in measured(results, lambda e: e["learned_us"] >= min_ratio*e["beam2_us"], ren):
     if (b := replay(base, tuple(opts_from_json(e["beam2_opts"])))) is None: continue
-    ctx = Context(base, None, score)
-    descent = beam.descend(ctx)
+    ctx, st = Context(base, None, score), time.perf_counter()
+    _KIDS.clear()   # no children kept from the kernel before: each descent's seconds are its own
+    descent, secs = beam.descend(ctx), time.perf_counter() - st
     batch, pool = {key for _, key in beam._seed(ctx, descent)}, descent[1]
     scored = {key for _, key in pool}
     sb = float(score([b])[0])
@@ -298,9 +300,11 @@ def descent_reach(model_path:str, results:list[Path], min_ratio:float=1.2) -> di
     kind = "batch" if b.ast.key in batch else "myopic" if b.ast.key not in scored and above < beam.seed_picks else "ranked"
     rows.append({"name": e["name"], "split": p.name, "learned_over_beam2": round(e["learned_us"]/e["beam2_us"], 3), "kind": kind,
                  "beam2_scored_in_descent": b.ast.key in scored, "scored_above_beam2": above, "above_with_swap": above_swap,
-                 "descent_scored": len(pool)})
-  return {"model": model_path, "min_ratio": min_ratio, "kernels": len(rows), **{k: sum(r["kind"] == k for r in rows) for k in ("batch", "myopic", "ranked")},
-          **{k: sum(r[k] for r in rows) for k in ("scored_above_beam2", "above_with_swap")}, "rows": rows}
+                 "descent_scored": len(pool), "descent_s": round(secs, 3)})
+  return {"model": model_path, "params": params or {}, "min_ratio": min_ratio, "kernels": len(rows), **{k: sum(r["kind"] == k for r in rows) for k in ("batch", "myopic", "ranked")},
+          **{k: sum(r[k] for r in rows) for k in ("scored_above_beam2", "above_with_swap")},
+          "median_above_beam2": statistics.median(r["scored_above_beam2"] for r in rows) if rows else None,
+          "descent_s": round(sum(r["descent_s"] for r in rows), 1), "rows": rows}
 
 def anytime(results:list[Path], at:tuple[int, ...]=(9, 16, 23, 30)) -> list[dict]:
   """Offline: had each kernel's search stopped after N timings, its answer's ratio to BEAM=2 (its final ratio, scaled by the search's
@@ -472,7 +476,7 @@ def main(argv=None) -> int:
                   "side: the report gives the spread of the geomean between runs")
   ap.add_argument("--variant", type=json.loads, default=None, metavar="JSON", help="Beam parameters of the last of the --repeats runs "
                   "(a JSON object), or of the last runs (a list of objects), e.g. '{\"speculate\": true}': search changes measured against "
-                  "the defaults in the same call, side by side")
+                  "the defaults in the same call, side by side; with --descent: the descent's Beam parameters (an object)")
   ap.add_argument("--no-plot", action="store_true", help="skip the plot (plot later with --replot)")
   ap.add_argument("--rank-pairs", metavar="MODEL", help="offline (no GPU): over the results/unseen_s*.json kernels where the learned answer "
                   "and BEAM=2's differ by 5%% or more, how often MODEL scores the faster one higher; JSON to stdout, and exit")
@@ -490,9 +494,9 @@ def main(argv=None) -> int:
     from dataclasses import fields
     from search.beam import Beam
     vs = [a.variant] if isinstance(a.variant, dict) else a.variant
-    if (not isinstance(vs, list) or not vs or a.repeats <= len(vs)
+    if (not isinstance(vs, list) or not vs or (a.repeats <= len(vs) and not a.descent) or (a.descent and (len(vs) != 1 or "model" in vs[0]))
         or any(not isinstance(v, dict) or set(v) - {f.name for f in fields(Beam)} - {"model"} for v in vs)):
-      ap.error(f"--variant: a JSON object of Beam parameters and/or a \"model\" (or a list of them), with --repeats more than the variants (got {a.variant!r})")
+      ap.error(f"--variant: a JSON object of Beam parameters and/or a \"model\" (or a list of them), with --repeats more than the variants; with --descent, one object of Beam parameters (got {a.variant!r})")
     if missing := [v["model"] for v in vs if "model" in v and not Path(v["model"]).is_file()]: ap.error(f"--variant: no model file {missing[0]}")
     a.variant = vs
   if a.part is not None:
@@ -509,8 +513,8 @@ def main(argv=None) -> int:
     print(json.dumps(res, indent=1)); return 0
   if a.descent:
     from models.cost_model import CostModelError
-    try: res = descent_reach(a.descent, split_results(Path(a.out)))
-    except (CostModelError, OSError, ValueError) as e: print(f"bench_unseen: error: {one_line(e, 300)}", file=sys.stderr); return 2
+    try: res = descent_reach(a.descent, split_results(Path(a.out)), params=a.variant[0] if a.variant else None)
+    except (CostModelError, OSError, ValueError, TypeError) as e: print(f"bench_unseen: error: {one_line(e, 300)}", file=sys.stderr); return 2
     print(json.dumps(res, indent=1)); return 0
   if a.anytime:
     print(json.dumps(anytime(split_results(Path(a.out))), indent=1)); return 0

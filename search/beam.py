@@ -84,8 +84,10 @@ class Beam:
   # the model descent takes SWAP steps: the shipped model orders a SWAP's child against its parent at chance (0.49 of 4,656 measured
   # pairs over 3% apart, in-sample) and scores 73% of them up, 61% of those slower in fact (`python -m models.steps`,
   # results/model_steps_sm_90.json); 61% of the configs it scored above BEAM=2's pick on the 48 unseen kernels 1.2x behind hold one
-  # (bench_unseen.py --descent, results/logs/unseen/descent_reach_sm_90.json).
-  # False: the descent leaves SWAP out (later rounds' children, which are timed, keep it). Not yet measured on a GPU: default on
+  # (bench_unseen.py --descent, results/logs/unseen/descent_reach_sm_90.json). False: the descent leaves SWAP out (later rounds'
+  # children, which are timed, keep it); offline on those 48 kernels it costs 43% less CPU (48 s against 85 s) and ranks BEAM=2's
+  # pick higher (median 49 configs above it against 120), the first batch's hits the same (6): descent_reach_sm_90_noswap.json.
+  # Not yet measured on a GPU: default on
   descent_swaps: bool = True
   # the first batch also times the model's best grouped-reduction config (GROUP, GROUPTOP) where its picks have none, expanded once
   # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same

@@ -232,6 +232,10 @@ def test_descent_tells_a_lost_first_batch_from_a_model_that_ranks_beam2s_config_
   res = json.loads(capsys.readouterr().out)
   assert res["kernels"] == 3 and res["rows"][2]["kind"] == "batch" and res["batch"] + res["myopic"] + res["ranked"] == 3
   assert all(r["kind"] != "myopic" or (not r["beam2_scored_in_descent"] and r["scored_above_beam2"] < 8) for r in res["rows"])
+  # --variant: the descent's Beam parameters; without SWAP steps no config it scored holds one
+  assert mod.main(["--descent", str(model), "--out", str(tmp_path), "--variant", '{"descent_swaps": false}']) == 0
+  off = json.loads(capsys.readouterr().out)
+  assert off["params"] == {"descent_swaps": False} and off["above_with_swap"] == 0 and all(r["descent_s"] > 0 for r in off["rows"])
 
 def test_anytime_gives_the_answer_and_wall_had_a_search_stopped_after_n_timings(tmp_path):
   # what the rounds after the first batch buy and cost, from a split's measured trajectories (timings, seconds, best so far)
