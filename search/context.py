@@ -46,13 +46,13 @@ class Expansion:
   parents, the pool 15 workers) split each parent's actions between them: a depth costs a third of a parent's expansion."""
   def __init__(self, ctx:Context, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1, actions:list[Opt]|None=None):
     self.ctx, self.futs, self.rows, self.near = ctx, None, None, near   # alongside: expansions started with it, as many parents each
-    acts = ctx.actions if actions is None else actions
+    actions = ctx.actions if actions is None else actions
     m, portable = ctx.measurer, getattr(ctx.score, "portable", lambda: False)()
     # a config's neighbours are a job each: they cost a few replays, not a scan of the action space
     chunks = 1 if near else max(1, (m.workers if m is not None else 0) // max(1, len(parents)*alongside*ctx.share))
-    n = len(acts)
+    n = len(actions)
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
-    self.jobs = [(p, acts[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
+    self.jobs = [(p, actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
     if m is not None and m.pool is not None and len(self.jobs)*alongside > 1 and portable:   # one job alone: here, as fast
       try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p, near)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
