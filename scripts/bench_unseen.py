@@ -392,7 +392,7 @@ def variants_said(variant:dict|list|None, runs:int) -> str:
   vs = [variant] if isinstance(variant, dict) else variant or []
   said = lambda v: " and ".join(([f"Beam({', '.join(f'{k}={x!r}' for k, x in v.items() if k != 'model')})"] if set(v) - {"model"} else [])
                                 + ([f"the model {v['model']}"] if "model" in v else []))
-  return "".join(f"; run {runs - len(vs) + i} with {said(v)}" for i, v in enumerate(vs))
+  return "".join(f"; run {runs - len(vs) + i} with {said(v)}" for i, v in enumerate(vs) if v)   # {}: the defaults, as the first runs
 
 def write_markdown(res:dict, path:Path):
   s = summary(res)

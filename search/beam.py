@@ -87,7 +87,8 @@ class Beam:
   # (bench_unseen.py --descent, results/logs/unseen/descent_reach_sm_90.json). False: the descent leaves SWAP out (later rounds'
   # children, which are timed, keep it); offline on those 48 kernels it costs 43% less CPU (48 s against 85 s) and ranks BEAM=2's
   # pick higher (median 49 configs above it against 120), the first batch's hits the same (6): descent_reach_sm_90_noswap.json.
-  # Not yet measured on a GPU: default on
+  # On fresh split 25 (one H200, 4 runs each): the same geomean (0.929-0.939x against 0.914-0.964x), a fifth less wall, but a
+  # grouped conv whose BEAM=2 pick holds two SWAPs at 1.21-1.24x in every run without them: default on
   descent_swaps: bool = True
   # the first batch also times the model's best grouped-reduction config (GROUP, GROUPTOP) where its picks have none, expanded once
   # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same
