@@ -34,6 +34,12 @@ MODELS = Path(__file__).parent
 
 class CostModelError(RuntimeError): pass
 
+def mask_columns(X:np.ndarray, names:list[str]) -> np.ndarray:
+  """X with the named feature columns held at 0 (a copy): what a model trained with train-cost-model --mask sees."""
+  X = np.array(X, dtype=np.float32, copy=True)
+  X[:, [FEATURES.index(f) for f in names]] = 0.0
+  return X
+
 def default_model_path(device:str, arch:str|None=None) -> Path:
   """The shipped model for a tinygrad device: models/cost_model_<arch>.txt for CUDA (e.g. sm_90), models/cost_model_cpu.txt for the CPU."""
   return MODELS / (f"cost_model_{arch or 'sm_90'}.txt" if device == "CUDA" else f"cost_model_{device.lower()}.txt")
@@ -58,6 +64,7 @@ class CostModel:
   def score(self, X:np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[1] != len(FEATURES): raise ValueError(f"expected a (n, {len(FEATURES)}) feature matrix, got {X.shape}")
+    if masked := self.meta.get("masked_features"): X = mask_columns(X, masked)
     Xa = augment(X, self.resource_model)
     return self.blend.predict(Xa) if self.blend is not None else self.ranker.predict(Xa)
   def score_schedulers(self, ks:list[Scheduler], props:dict|None=None, compile_penalty:bool=False) -> np.ndarray:
@@ -149,6 +156,8 @@ class CostModel:
         raise CostModelError(f"{f} is missing or corrupt: its sha256 does not match the one recorded in {mj.name}")
       try: side[what] = load(f)
       except Exception as e: raise CostModelError(f"{f} is corrupt: it cannot be read ({one_line(e)})") from None
+    if not isinstance(masked := meta.get("masked_features", []), list) or set(masked) - set(FEATURES):
+      raise CostModelError(f"{path} is corrupt: its masked_features are not this schema's feature names")
     want = len(FEATURES) + (len(RESOURCE_COLUMNS) if "resource_model" in side else 0)
     if ranker.booster.num_feature() != want:
       raise CostModelError(f"{path} expects {ranker.booster.num_feature()} inputs, the schema (and resource model) give {want}")

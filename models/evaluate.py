@@ -41,11 +41,13 @@ def hand_reference(t:np.ndarray, kernel:np.ndarray, source:np.ndarray) -> dict[s
     out[k] = {"top1_score": float(t[m].min()/th), "top5_score": float(t[m].min()/th), "percentile": float((t[m] > th).mean())}
   return out
 
-def step_accuracy(score:np.ndarray, t:np.ndarray, kernel:np.ndarray, opts:np.ndarray, noise:float=0.03) -> dict[str, dict[str, float]]:
+def step_accuracy(score:np.ndarray, t:np.ndarray, kernel:np.ndarray, opts:np.ndarray, noise:float=0.03, level:float=1.1) -> dict[str, dict[str, float]]:
   """Per opt type: over the measured configs whose parent (the same opts less the last) is measured on the same kernel, with times
   more than `noise` apart (in log), the share of (parent, child) pairs the scores order right ("right"), the share where they favour
   the child ("child_up": the step a model-guided descent takes), and of those the share slower in fact ("up_slower"); "pairs" counts
-  them. A type whose steps the model orders at chance steers a descent by noise, however good its ranking over whole configs."""
+  them. A type whose steps the model orders at chance steers a descent by noise, however good its ranking over whole configs. From
+  the times alone: the share of children faster ("faster") and the share of steps that move the time by less than a factor `level`
+  ("within_level": the ranker's relevance step, models.ranker's label_base, so its loss barely sees them)."""
   import json
   canon = [json.loads(o) for o in opts.tolist()]
   row = {(k, json.dumps(o)): i for i, (k, o) in enumerate(zip(kernel.tolist(), canon))}
@@ -53,9 +55,10 @@ def step_accuracy(score:np.ndarray, t:np.ndarray, kernel:np.ndarray, opts:np.nda
   for i, (k, o) in enumerate(zip(kernel.tolist(), canon)):
     if not o or (j := row.get((k, json.dumps(o[:-1])))) is None or abs(np.log(t[j]/t[i])) <= noise: continue
     up = bool(score[i] > score[j])
-    acc.setdefault(str(o[-1][0]), []).append((up == bool(t[i] < t[j]), up))
-  return {op: {"pairs": len(v), "right": float(np.mean([r for r, _ in v])), "child_up": float(np.mean([u for _, u in v])),
-               "up_slower": float(np.mean([not r for r, u in v if u])) if any(u for _, u in v) else float("nan")} for op, v in sorted(acc.items())}
+    acc.setdefault(str(o[-1][0]), []).append((up == bool(t[i] < t[j]), up, bool(t[i] < t[j]), abs(np.log(t[i]/t[j])) < np.log(level)))
+  return {op: {"pairs": len(v), "right": float(np.mean([x[0] for x in v])), "child_up": float(np.mean([x[1] for x in v])),
+               "up_slower": float(np.mean([not x[0] for x in v if x[1]])) if any(x[1] for x in v) else float("nan"),
+               "faster": float(np.mean([x[2] for x in v])), "within_level": float(np.mean([x[3] for x in v]))} for op, v in sorted(acc.items())}
 
 def random_scores(n:int, seed:int) -> np.ndarray: return np.random.default_rng(seed).random(n)
 

@@ -58,7 +58,10 @@ def write_markdown(path:Path, res:dict):
               "steps it scores up (what a model-guided descent takes), the share slower in fact.", "",
               "| model | " + " | ".join(f"{op}: right / up slower" for op in ops) + " |", "|---|" + "---|"*len(ops)]
     lines += [f"| {MODEL_LABELS[m]} | " + " | ".join(f"{v[op]['right']:.2f} / {v[op]['up_slower']:.2f} ({v[op]['pairs']})" if op in v else "-"
-              for op in ops) + " |" for m, v in steps.items()] + [""]
+              for op in ops) + " |" for m, v in steps.items()]
+    first = next(iter(steps.values()))   # the times alone, the same for every model
+    lines += ["| (measured: child faster / within one relevance level) | " + " | ".join(f"{first[op]['faster']:.2f} / {first[op]['within_level']:.2f}"
+              if op in first and "faster" in first[op] else "-" for op in ops) + " |", ""]
   for split, title in (("lono", "Leave-one-network-out"), ("lofo", "Leave-one-family-out (op families)")):
     s = res[split]
     lines += [f"## {title} (default ranker parameters, {res['seeds']} seeds)", "",

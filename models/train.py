@@ -18,14 +18,14 @@ from dataset.paths import cannot_write
 from dataset.history import History, HistoryError
 from dataset.shard import resolve
 from models.data import CACHE, Dataset, concat, load
-from models.features import FEATURES, SCHEMA_VERSION
+from models.features import FEATURES, FEATURE_GROUPS, SCHEMA_VERSION
 from models.evaluate import kernel_kfold, per_kernel, average, run_splits, METRICS
 from models.ranker import Ranker
 from models.compile_cost import attach, fit as fit_compile
 from models.mlp import MLPRanker
 from models.blend import Blend, WEIGHT
 from models.tune import tune, STORAGE
-from models.cost_model import CostModel, CostModelError, default_model_path, file_sha256
+from models.cost_model import CostModel, CostModelError, default_model_path, file_sha256, mask_columns
 from models.resources import WithResources, augment, labels_path
 from models.heldout import ablation, holdout_eval, kfold_eval, resource_model, study_name
 from models.speed import GPU_LOG, measure_speed, speed_kernels
@@ -54,6 +54,9 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--seeds", type=int, default=3)
   ap.add_argument("--folds", type=int, default=5)
   ap.add_argument("--no-mlp", action="store_true", help="skip the torch challenger (and the blend) in --evaluate")
+  ap.add_argument("--mask", action="append", default=[], choices=sorted(FEATURE_GROUPS), metavar="GROUP", help="train the ranker, MLP and "
+                  "register model with this feature group's columns held at 0 (the model records them and scores so): e.g. opts, the opt "
+                  "sequence (how a config was reached, not the kernel it is), which biases a model toward SWAP steps (repeatable)")
   ap.add_argument("--blend", type=float, default=None, metavar="W", help="ship the ranker blended with the MLP (models.blend), the "
                   "ranker's weight W (e.g. 0.6); the held-out figures in the model's metadata are then the blend's")
   ap.add_argument("--ablation", action="store_true", help="also drop each feature group in turn (with --evaluate)")
@@ -126,6 +129,8 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
       f"kernels, {ds.device} ({ds.arch}), "
       f"{len(FEATURES)} features, loaded in {time.perf_counter()-st:.0f} s")
   threads = a.threads or (os.cpu_count() or 1)
+  X_all, masked = ds.X, [f for g in a.mask for f in FEATURE_GROUPS[g]]   # the compile model keeps every column (compile time is no ranking)
+  if masked: ds.X = mask_columns(ds.X, masked); log(f"masked {len(masked)} feature columns ({', '.join(a.mask)})")
   command = "train-cost-model " + " ".join(shlex.quote(x) for x in argv)
   if a.learning_curve:
     for p in lc.outputs(a, ds):   # the files themselves, now that the device names them
@@ -178,13 +183,14 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
                       "kernels": int(len(np.unique(ds.kernel))),
                       "excluded_keys_file": a.exclude_keys, "excluded_keys_in_dataset": excluded},
           "metrics": metrics, "trained": datetime.date.today().isoformat(), "command": command}
+  if masked: meta["masked_features"] = masked
   if rm is not None:
     lp = labels_path(a.dataset)
     meta["resource_model"] = {"labels": str(lp), "labels_sha256": file_sha256(lp), "rows": int(np.isfinite(ds.regs).sum())}
   if blend is not None: meta["blend"] = {**blend.get_params(), "mlp_params": blend.mlp.get_params()}
   CostModel(model, meta, resource_model=rm, mlp=blend.mlp.numpy_forward() if blend is not None else None).save(out)
   try:   # the search's compile-time penalty (models.compile_cost); a dataset without compile times gets a model without it
-    attach(out, fit_compile(ds.X, ds.compile_s, threads), int(np.isfinite(ds.compile_s).sum()))
+    attach(out, fit_compile(X_all, ds.compile_s, threads), int(np.isfinite(ds.compile_s).sum()))
   except ValueError as e: log(f"no compile model: {e}")
   log(f"wrote {out} and {out.with_suffix('.json')}")
   # the search's measured history (dataset.history): the fastest configs of every kernel, by loop nest, next to the model

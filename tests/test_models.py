@@ -10,7 +10,7 @@ from dataset.kernel import Kernel, scheduler, opts_from_json
 from dataset.device import renderer_for
 import models.data
 from models.data import load
-from models.features import FEATURES, SCHEMA_VERSION, featurize
+from models.features import FEATURES, FEATURE_GROUPS, SCHEMA_VERSION, featurize
 from models.evaluate import kernel_kfold, kernel_metrics, per_kernel, average
 from models.ranker import Ranker, relevance
 from models.baselines import RandomRanker, Regressor
@@ -87,8 +87,9 @@ def test_step_accuracy_scores_each_opt_types_parent_child_pairs():
   t, s = np.array([10.0, 5.0, 6.0, 10.1, 1.0]), np.array([0.0, 1.0, 2.0, 5.0, 0.0])
   r = step_accuracy(s, t, k, o)
   assert set(r) == {"UPCAST", "SWAP"}
-  assert r["UPCAST"] == {"pairs": 1, "right": 1.0, "child_up": 1.0, "up_slower": 0.0}
-  assert r["SWAP"] == {"pairs": 1, "right": 0.0, "child_up": 1.0, "up_slower": 1.0}
+  assert r["UPCAST"] == {"pairs": 1, "right": 1.0, "child_up": 1.0, "up_slower": 0.0, "faster": 1.0, "within_level": 0.0}
+  assert r["SWAP"] == {"pairs": 1, "right": 0.0, "child_up": 1.0, "up_slower": 1.0, "faster": 0.0, "within_level": 0.0}
+  assert step_accuracy(s, t, k, o, level=1.5)["SWAP"]["within_level"] == 1.0   # 6.0 against 5.0: within a factor 1.5
   r = step_accuracy(-s, t, k, o)   # scored down: the SWAP's order right, the UPCAST's wrong, no step taken
   assert r["SWAP"]["right"] == 1.0 and r["UPCAST"]["right"] == 0.0 and r["SWAP"]["child_up"] == 0.0 and np.isnan(r["SWAP"]["up_slower"])
 
@@ -236,8 +237,36 @@ def test_cli_trains_the_shipped_recipe_on_new_data(tmp_path):
   assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out2), "--params", str(tmp_path / "p.json"), "--no-check", "--threads", "1", "--quiet"]) == 0
   m2 = CostModel.load(out2, device="CPU")
   assert m2.meta["params"]["num_leaves"] == 7 and m2.meta["metrics"] == {"protocol": "none (--no-check)"}
+  # --mask: trained with the opt-sequence columns at 0, so the ranker never splits on them
+  out3 = tmp_path / "m3.txt"
+  assert train_main([str(CPU_DATA), "--device", "CPU", "--out", str(out3), "--params", str(tmp_path / "p.json"), "--no-check", "--threads", "1", "--quiet", "--mask", "opts"]) == 0
+  m3 = CostModel.load(out3, device="CPU")
+  used = m3.ranker.booster.feature_importance("split")[:len(FEATURES)]
+  assert m3.meta["masked_features"] == FEATURE_GROUPS["opts"] and not any(used[FEATURES.index(f)] for f in FEATURE_GROUPS["opts"]) and used.sum() > 0
   for bad in (["--params", str(tmp_path / "nope.json")], ["--params", str(tmp_path / "p.json"), "--trials", "2"]):
     with pytest.raises(SystemExit): train_main([str(CPU_DATA), "--out", str(tmp_path / "w.txt"), *bad])
+
+def test_a_masked_model_scores_with_its_masked_columns_at_zero(trained, ds, tmp_path):
+  for f in trained.parent.glob(trained.stem + ".*"): shutil.copy(f, tmp_path / f.name)
+  p, mj = tmp_path / trained.name, tmp_path / (trained.stem + ".json")
+  meta = json.loads(mj.read_text())
+  mj.write_text(json.dumps({**meta, "masked_features": FEATURE_GROUPS["opts"]}))
+  m, plain = CostModel.load(p), CostModel.load(trained)
+  X = ds.X[:200].copy(); cols = [FEATURES.index(f) for f in FEATURE_GROUPS["opts"]]
+  Y = X.copy(); Y[:, cols] = np.random.default_rng(0).random((len(Y), len(cols)))*10
+  Z = X.copy(); Z[:, cols] = 0
+  assert np.array_equal(m.score(X), m.score(Y)) and np.array_equal(m.score(X), plain.score(Z))   # the columns count as 0, whatever they hold
+  assert not np.array_equal(plain.score(X), plain.score(Y))   # (the plain model does read them)
+  mj.write_text(json.dumps({**meta, "masked_features": ["no_such_feature"]}))
+  with pytest.raises(CostModelError, match="masked_features"): CostModel.load(p)
+
+@pytest.mark.slow   # two rankers trained: CI's slow step runs it
+def test_model_steps_kfold_orders_steps_out_of_fold_with_a_group_masked(cache, capsys):
+  from models.steps import main
+  assert main([str(CPU_DATA), "--kfold", "2", "--mask", "opts", "--threads", "1"]) == 0
+  r = json.loads(capsys.readouterr().out)
+  assert r["kfold"] == 2 and r["mask"] == ["opts"] and r["metrics"]["kendall_tau"] > 0.2   # better than chance (0) on held-out kernels
+  assert r["steps"] and all(0 <= v["right"] <= 1 and v["pairs"] > 0 and 0 <= v["within_level"] <= 1 for v in r["steps"].values())
 
 @pytest.mark.parametrize("device, arch", [("CPU", None), ("CUDA", "sm_90")])
 def test_shipped_models_match_this_schema(device, arch):

@@ -115,6 +115,14 @@ def test_model_steps_refuses_a_missing_model_or_store_in_one_line(args, want, ca
   assert main(args) == 2
   _one_line_error(capsys, want)
 
+@pytest.mark.parametrize("args", [["dataset/data/cpu.sqlite"], ["dataset/data/cpu.sqlite", "models/cost_model_cpu.txt", "--kfold", "2"],
+                                  ["dataset/data/cpu.sqlite", "--kfold", "1"], ["dataset/data/cpu.sqlite", "models/cost_model_cpu.txt", "--mask", "opts"]])
+def test_model_steps_wants_a_model_or_a_kfold(args, capsys, monkeypatch):
+  from models.steps import main
+  monkeypatch.chdir(ROOT)
+  with pytest.raises(SystemExit) as e: main(args)
+  assert e.value.code == 2 and "models.steps: error:" in capsys.readouterr().err
+
 def test_cannot_write(tmp_path):
   from dataset.paths import cannot_write
   assert cannot_write(tmp_path / "new" / "dir" / "f.txt") is None and (tmp_path / "new" / "dir").is_dir()
