@@ -57,6 +57,7 @@ class CostModel:
     """mlp: the blend's MLP (numpy forward pass); its weight and scales are meta["blend"]."""
     self.ranker, self.meta, self.path, self.compile_model, self.resource_model, self.mlp = ranker, meta, path, compile_model, resource_model, mlp
     self.blend = Blend(ranker, mlp, meta["blend"]["weight"], tuple(meta["blend"]["scales"])) if mlp is not None else None
+    self.masked = [FEATURES.index(f) for f in meta.get("masked_features", [])]   # columns it was trained with at 0 (train-cost-model --mask)
   @property
   def props(self) -> dict: return self.meta["device_props"]
 
@@ -64,7 +65,7 @@ class CostModel:
   def score(self, X:np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[1] != len(FEATURES): raise ValueError(f"expected a (n, {len(FEATURES)}) feature matrix, got {X.shape}")
-    if masked := self.meta.get("masked_features"): X = mask_columns(X, masked)
+    if self.masked: X = X.copy(); X[:, self.masked] = 0.0
     Xa = augment(X, self.resource_model)
     return self.blend.predict(Xa) if self.blend is not None else self.ranker.predict(Xa)
   def score_schedulers(self, ks:list[Scheduler], props:dict|None=None, compile_penalty:bool=False) -> np.ndarray:

@@ -78,6 +78,10 @@ FEATURE_GROUPS: dict[str, list[str]] = {
   "buffers": [f for f in FEATURES if f.startswith(BUF_SLOTS) or f.startswith("loads_")],
   "relative": [f for f in FEATURES if f.startswith("rel_")]}
 
+def group_features(groups:list[str]) -> list[str]:
+  """The feature names of FEATURE_GROUPS' `groups`, in order (what train-cost-model --mask holds at 0)."""
+  return [f for g in groups for f in FEATURE_GROUPS[g]]
+
 # *** kernel-level facts: the same for every config of a kernel ***
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataset.store import StoreError
 from models.cost_model import CostModel, CostModelError, mask_columns
 from models.data import load
 from models.evaluate import average, kernel_kfold, per_kernel, step_accuracy
-from models.features import FEATURE_GROUPS
+from models.features import FEATURE_GROUPS, group_features
 from models.ranker import Ranker
 
 def kfold_scores(X:np.ndarray, t:np.ndarray, kernel:np.ndarray, folds:int, threads:int) -> np.ndarray:
@@ -36,8 +36,7 @@ def main(argv:list[str]|None=None) -> int:
   out: dict = {"store": a.store, "rows": len(ds.time_s)}
   if model is not None: out.update(model=a.model, steps=step_accuracy(model.score(ds.X), ds.time_s, ds.kernel, ds.opts))
   else:
-    masked = [f for g in a.mask for f in FEATURE_GROUPS[g]]
-    s = kfold_scores(mask_columns(ds.X, masked) if masked else ds.X, ds.time_s, ds.kernel, a.kfold, a.threads)
+    s = kfold_scores(mask_columns(ds.X, group_features(a.mask)) if a.mask else ds.X, ds.time_s, ds.kernel, a.kfold, a.threads)
     out.update(kfold=a.kfold, mask=a.mask, metrics=average(per_kernel(s, ds.time_s, ds.kernel)), steps=step_accuracy(s, ds.time_s, ds.kernel, ds.opts))
   print(json.dumps(out, indent=1))
   return 0

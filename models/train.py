@@ -18,7 +18,7 @@ from dataset.paths import cannot_write
 from dataset.history import History, HistoryError
 from dataset.shard import resolve
 from models.data import CACHE, Dataset, concat, load
-from models.features import FEATURES, FEATURE_GROUPS, SCHEMA_VERSION
+from models.features import FEATURES, FEATURE_GROUPS, SCHEMA_VERSION, group_features
 from models.evaluate import kernel_kfold, per_kernel, average, run_splits, METRICS
 from models.ranker import Ranker
 from models.compile_cost import attach, fit as fit_compile
@@ -129,7 +129,7 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
       f"kernels, {ds.device} ({ds.arch}), "
       f"{len(FEATURES)} features, loaded in {time.perf_counter()-st:.0f} s")
   threads = a.threads or (os.cpu_count() or 1)
-  X_all, masked = ds.X, [f for g in a.mask for f in FEATURE_GROUPS[g]]   # the compile model keeps every column (compile time is no ranking)
+  X_all, masked = ds.X, group_features(a.mask)   # the compile model keeps every column (compile time is no ranking)
   if masked: ds.X = mask_columns(ds.X, masked); log(f"masked {len(masked)} feature columns ({', '.join(a.mask)})")
   command = "train-cost-model " + " ".join(shlex.quote(x) for x in argv)
   if a.learning_curve:
