@@ -34,10 +34,12 @@ MODELS = Path(__file__).parent
 
 class CostModelError(RuntimeError): pass
 
+_COLUMN = {f: i for i, f in enumerate(FEATURES)}   # a name's column, without a scan of FEATURES on every scoring call
+
 def mask_columns(X:np.ndarray, names:list[str]) -> np.ndarray:
   """X with the named feature columns held at 0 (a copy): what a model trained with train-cost-model --mask sees."""
   X = np.array(X, dtype=np.float32, copy=True)
-  X[:, [FEATURES.index(f) for f in names]] = 0.0
+  X[:, [_COLUMN[f] for f in names]] = 0.0
   return X
 
 def default_model_path(device:str, arch:str|None=None) -> Path:
@@ -57,7 +59,6 @@ class CostModel:
     """mlp: the blend's MLP (numpy forward pass); its weight and scales are meta["blend"]."""
     self.ranker, self.meta, self.path, self.compile_model, self.resource_model, self.mlp = ranker, meta, path, compile_model, resource_model, mlp
     self.blend = Blend(ranker, mlp, meta["blend"]["weight"], tuple(meta["blend"]["scales"])) if mlp is not None else None
-    self.masked = [FEATURES.index(f) for f in meta.get("masked_features", [])]   # columns it was trained with at 0 (train-cost-model --mask)
   @property
   def props(self) -> dict: return self.meta["device_props"]
 
@@ -65,7 +66,7 @@ class CostModel:
   def score(self, X:np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[1] != len(FEATURES): raise ValueError(f"expected a (n, {len(FEATURES)}) feature matrix, got {X.shape}")
-    if self.masked: X = X.copy(); X[:, self.masked] = 0.0
+    if masked := self.meta.get("masked_features"): X = mask_columns(X, masked)   # trained with them at 0 (train-cost-model --mask)
     Xa = augment(X, self.resource_model)
     return self.blend.predict(Xa) if self.blend is not None else self.ranker.predict(Xa)
   def score_schedulers(self, ks:list[Scheduler], props:dict|None=None, compile_penalty:bool=False) -> np.ndarray:

@@ -51,7 +51,7 @@ def step_accuracy(score:np.ndarray, t:np.ndarray, kernel:np.ndarray, opts:np.nda
   import json
   canon = [json.loads(o) for o in opts.tolist()]
   row = {(k, json.dumps(o)): i for i, (k, o) in enumerate(zip(kernel.tolist(), canon))}
-  acc: dict[str, list[tuple[bool, bool]]] = {}
+  acc: dict[str, list[tuple[bool, bool, bool, bool]]] = {}   # (ordered right, scored up, faster, within a level)
   for i, (k, o) in enumerate(zip(kernel.tolist(), canon)):
     if not o or (j := row.get((k, json.dumps(o[:-1])))) is None or abs(np.log(t[j]/t[i])) <= noise: continue
     up = bool(score[i] > score[j])

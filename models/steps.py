@@ -27,7 +27,7 @@ def main(argv:list[str]|None=None) -> int:
   ap.add_argument("--threads", type=int, default=0)
   ap.add_argument("--no-shards", action="store_true", help="the base store alone")
   a = ap.parse_args(argv)
-  if (a.model is None) == (a.kfold == 0) or a.kfold == 1 or a.kfold < 0: ap.error("give a MODEL or --kfold K (K >= 2), not both")
+  if (a.model is None) == (a.kfold == 0) or a.kfold == 1 or a.kfold < 0: ap.error("give one of MODEL and --kfold K (K >= 2)")
   if a.mask and not a.kfold: ap.error("--mask needs --kfold (a trained model records its own masked columns)")
   try:
     model = CostModel.load(a.model) if a.model else None   # the model first: it fails in a moment, the store's features take minutes
