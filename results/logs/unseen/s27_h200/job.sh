@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# nvidia-h200 calls (carry .whl and out/noopts; run from the repository root): fresh split 27, a second fresh A/B of the shipped model against
+# b, the same recipe trained with the opt-sequence columns held at 0 (train-cost-model --mask opts: those columns make the shipped
+# model score SWAP children up, CHANGELOG 2026-11-29), in the same process, kernel by kernel. Model b, made here (35 min, 2 cores):
+#   train-cost-model dataset/data/cuda.sqlite --with dataset/data/cuda_h100.sqlite.gz --params models/cost_model_sm_90.json --no-check \
+#     --blend 0.7 --threads 2 --mask opts --out out/noopts/cost_model_sm_90.txt && rm -f out/noopts/history_sm_90.json out/noopts/train.log
+# c1: `BEAM_ONLY=1 T=540 bash results/logs/unseen/s27_h200/job.sh` (BEAM=2 first; copy $OUT's unseen_s27_beam2.json out of s27.tgz
+# into results/); c2: `T=540 bash results/logs/unseen/s27_h200/job.sh`: four learned runs, 0 and 2 the shipped model, 1 and 3 model b,
+# every run re-timed side by side. V replaces the variants (a JSON list, the last runs').
+set -u
+D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
+[ -n "${BEAM_ONLY:-}" ] && VA=(--beam-only)
+BEAM_FIRST=1 SPLIT=27 bash scripts/gpu_unseen.sh ${T:-540} "" --shuffle 0 --rounds 3 --together 8 --repeats 4 "${VA[@]}" > $OUT/job.log 2>&1
+grep -vE "Exception ignored|Traceback|ops.py|__del__|^ *kernel|^ *$|search.py|TimeoutException|raise " $OUT/job.log | tail -30
+tar czf /tmp/s27.tgz -C $OUT . && rm -rf $OUT/* && mv /tmp/s27.tgz $OUT/s27.tgz   # the host returns 8 files at most
