@@ -81,14 +81,14 @@ class Beam:
   # search.measure.MIN_WAIT_S). 1 s with speculation, in the same call: wall 18.3%, geomean 0.931x (the stragglers are timed in the
   # next round, or verified at the end, not lost)
   straggle_s: float|None = 1.0
-  # the model descent takes SWAP steps: the shipped model orders a SWAP's child against its parent at chance (0.49 of 4,656 measured
-  # pairs over 3% apart, in-sample) and scores 73% of them up, 61% of those slower in fact (`python -m models.steps`,
-  # results/model_steps_sm_90.json); 61% of the configs it scored above BEAM=2's pick on the 48 unseen kernels 1.2x behind hold one
-  # (bench_unseen.py --descent, results/logs/unseen/descent_reach_sm_90.json). False: the descent leaves SWAP out (later rounds'
-  # children, which are timed, keep it); offline on those 48 kernels it costs 43% less CPU (48 s against 85 s) and ranks BEAM=2's
-  # pick higher (median 49 configs above it against 120), the first batch's hits the same (6): descent_reach_sm_90_noswap.json.
-  # On fresh split 25 (one H200, 4 runs each): the same geomean (0.929-0.939x against 0.914-0.964x), a fifth less wall, but a
-  # grouped conv whose BEAM=2 pick holds two SWAPs at 1.21-1.24x in every run without them: default on
+  # the model descent takes SWAP steps. The model before the shipped one ordered a SWAP's child against its parent at chance (0.49 of
+  # 4,656 measured pairs over 3% apart, in-sample) and scored 73% of them up, 61% of those slower in fact; the shipped one, trained
+  # without the opt-sequence columns that did it (--mask opts), 55% up (`python -m models.steps`, results/model_steps_sm_90.json).
+  # False: the descent leaves SWAP out (later rounds' children, which are timed, keep it); offline on the 48 unseen kernels 1.2x
+  # behind it cost the model before 43% less CPU (48 s against 85 s) and ranked BEAM=2's pick higher (median 49 configs above it
+  # against 120; results/logs/unseen/descent_reach_sm_90{,_noswap}.json). On fresh split 25 (one H200, 4 runs each): the same
+  # geomean (0.929-0.939x against 0.914-0.964x), a fifth less wall, but a grouped conv whose BEAM=2 pick holds two SWAPs at
+  # 1.21-1.24x in every run without them: default on
   descent_swaps: bool = True
   # the first batch also times the model's best grouped-reduction config (GROUP, GROUPTOP) where its picks have none, expanded once
   # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same

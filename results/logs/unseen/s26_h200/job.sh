@@ -7,9 +7,12 @@
 # c1: `BEAM_ONLY=1 T=540 bash results/logs/unseen/s26_h200/job.sh` (BEAM=2 first; copy $OUT's unseen_s26_beam2.json out of s26.tgz
 # into results/); c2: `T=540 bash results/logs/unseen/s26_h200/job.sh`: four learned runs, 0 and 2 the shipped model, 1 and 3 model b,
 # every run re-timed side by side. V replaces the variants (a JSON list, the last runs').
+# SPLIT=27: the fresh split 27's two calls, the same way (logs in ../s27_h200/; $OUT/s27.tgz).
+# Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
 [ -n "${BEAM_ONLY:-}" ] && VA=(--beam-only)
-BEAM_FIRST=1 SPLIT=26 bash scripts/gpu_unseen.sh ${T:-540} "" --shuffle 0 --rounds 3 --together 8 --repeats 4 "${VA[@]}" > $OUT/job.log 2>&1
+S=${SPLIT:-26}
+BEAM_FIRST=1 SPLIT=$S bash scripts/gpu_unseen.sh ${T:-540} "" --shuffle 0 --rounds 3 --together 8 --repeats 4 "${VA[@]}" > $OUT/job.log 2>&1
 grep -vE "Exception ignored|Traceback|ops.py|__del__|^ *kernel|^ *$|search.py|TimeoutException|raise " $OUT/job.log | tail -30
-tar czf /tmp/s26.tgz -C $OUT . && rm -rf $OUT/* && mv /tmp/s26.tgz $OUT/s26.tgz   # the host returns 8 files at most
+tar czf /tmp/s$S.tgz -C $OUT . && rm -rf $OUT/* && mv /tmp/s$S.tgz $OUT/s$S.tgz   # the host returns 8 files at most
