@@ -9,15 +9,16 @@ PENALTY_CAP_S (models.compile_penalty), so of two configs the model ranks about 
 first.
 
   python -m models.compile_cost dataset/data/cuda.sqlite models/cost_model_sm_90.txt             # fit and attach to a model
-  python -m models.compile_cost dataset/data/cuda.sqlite models/cost_model_sm_90.txt --tradeoff  # held-out: what the penalty costs"""
+  python -m models.compile_cost dataset/data/cuda.sqlite models/cost_model_sm_90.txt --tradeoff [--out FILE.json]  # held-out: what the penalty costs"""
 from __future__ import annotations
 import argparse, datetime, json, sys
 from pathlib import Path
 import numpy as np
+from dataset.paths import cannot_write
 from dataset.store import StoreError
 from models.baselines import Regressor
 from models.compile_penalty import PENALTY_CAP_S, PENALTY_WEIGHT, penalty
-from models.cost_model import CostModel, CostModelError, file_sha256, ranker_params
+from models.cost_model import CostModel, CostModelError, file_sha256, mask_columns, ranker_params
 from models.data import load
 from models.evaluate import kernel_kfold
 from models.ranker import Ranker
@@ -43,12 +44,15 @@ def attach(model_path:Path, reg:Regressor, rows:int):
                            "trained": datetime.date.today().isoformat()}
   mj.write_text(json.dumps(meta, indent=1, sort_keys=False) + "\n")
 
-def tradeoff(ds, params:dict, folds:int=3, threads:int=0, top:int=8, log=print) -> dict:
-  """Kernel-held-out: fit the ranker (`params`: the shipped model's, fewer trees) and the compile regressor on k-1 folds, predict the rest;
-  report log-compile R^2 and, per (cap, weight), the model's top `top` per kernel: best time (TenSet top-k score) and compile seconds."""
+def tradeoff(ds, params:dict, folds:int=3, threads:int=0, top:int=8, log=print, masked:list[str]=()) -> dict:
+  """Kernel-held-out: fit the ranker (`params`: the shipped model's, fewer trees; `masked`: the feature columns its model holds at 0)
+  and the compile regressor on k-1 folds, predict the rest; report log-compile R^2 and, per (cap, weight), the model's top `top` per
+  kernel: best time (TenSet top-k score), their compile seconds, and the slowest of them per kernel (a first batch, compiled in
+  parallel, waits on it: "batch_wait_s", the mean over kernels)."""
   score, logc = np.full(len(ds), np.nan), np.full(len(ds), np.nan)
+  Xr = mask_columns(ds.X, list(masked)) if masked else ds.X
   for i, (tr, te) in enumerate(kernel_kfold(ds.kernel, folds, 0)):
-    score[te] = Ranker(threads=threads, **params).fit(ds.X[tr], ds.time_s[tr], ds.kernel[tr]).predict(ds.X[te])
+    score[te] = Ranker(threads=threads, **params).fit(Xr[tr], ds.time_s[tr], ds.kernel[tr]).predict(Xr[te])
     logc[te] = fit(ds.X[tr], ds.compile_s[tr], threads).predict_log_time(ds.X[te])
     log(f"fold {i} done")
   m = np.isfinite(ds.compile_s) & (ds.compile_s > 0)
@@ -59,12 +63,13 @@ def tradeoff(ds, params:dict, folds:int=3, threads:int=0, top:int=8, log=print) 
     picks = [ix[np.argsort(-(score[ix] - penalty(logc[ix], c, w)), kind="stable")[:top]] for ix in groups]
     out["penalties"].append({"cap_s": c, "weight": w, "topk_score": float(np.mean([ds.time_s[ix].min()/ds.time_s[p].min() for ix, p in zip(groups, picks)])),
                              "top1_score": float(np.mean([ds.time_s[ix].min()/ds.time_s[p[0]] for ix, p in zip(groups, picks)])),
-                             "compile_s": float(sum(ds.compile_s[p].sum() for p in picks))})
+                             "compile_s": float(sum(ds.compile_s[p].sum() for p in picks)),
+                             "batch_wait_s": float(np.mean([ds.compile_s[p].max() for p in picks]))})
   base = out["penalties"][0]["compile_s"]
   log(f"kernel-held-out {folds}-fold, {len(groups)} kernels: log compile-seconds R^2 {out['r2_log_compile_s']:.3f}")
   for r in out["penalties"]:
     log(f"cap {r['cap_s']:.1f} s weight {r['weight']:.1f}: top-{top} score {r['topk_score']:.4f}, top-1 {r['top1_score']:.4f}, "
-        f"their compile seconds {r['compile_s']:.0f} ({r['compile_s']/base:.2f} of unpenalized)")
+        f"their compile seconds {r['compile_s']:.0f} ({r['compile_s']/base:.2f} of unpenalized), slowest per kernel {r['batch_wait_s']:.2f} s")
   return out
 
 def main(argv=None) -> int:
@@ -72,12 +77,18 @@ def main(argv=None) -> int:
   ap.add_argument("dataset"); ap.add_argument("model", help="the cost model to attach the compile model to (NAME.txt)")
   ap.add_argument("--tradeoff", action="store_true", help="only the held-out evaluation of the penalty; attaches nothing")
   ap.add_argument("--threads", type=int, default=0)
+  ap.add_argument("--out", help="with --tradeoff: also write its results to this JSON file")
   a = ap.parse_args(argv)
+  if a.out and (why := cannot_write(a.out)): print(f"compile_cost: error: {why}", file=sys.stderr); return 2
   try: cm = CostModel.load(a.model)
   except CostModelError as e: print(f"compile_cost: {e}", file=sys.stderr); return 2
   try: ds = load(a.dataset, device=cm.meta["device"])
   except (StoreError, ValueError) as e: print(f"compile_cost: error: {e}", file=sys.stderr); return 2
-  if a.tradeoff: tradeoff(ds, {**ranker_params(a.model), "n_estimators": 300}, threads=a.threads); return 0
+  if a.tradeoff:
+    res = tradeoff(ds, {**ranker_params(a.model), "n_estimators": 300}, threads=a.threads, masked=cm.meta.get("masked_features", []))
+    if a.out: Path(a.out).write_text(json.dumps({"model": a.model, "dataset": a.dataset, "date": datetime.date.today().isoformat(),
+                                                  "command": "python -m models.compile_cost " + " ".join(sys.argv[1:] if argv is None else argv), **res}, indent=1))
+    return 0
   attach(Path(a.model), fit(ds.X, ds.compile_s, a.threads), int(np.isfinite(ds.compile_s).sum()))
   print(f"attached {compile_path(Path(a.model))} to {a.model}")
   return 0

@@ -95,6 +95,7 @@ def _one_line_error(capsys, *want:str):
   ("search.tune_model", ["{tmp}/model.onnx", "--device", "CPU", "--out", "/proc/nope"]),
   ("search.tune_model", ["{tmp}/model.onnx", "--device", "CPU", "--out", "{tmp}", "--cache", "/proc/nope/tuned.json"]),
   ("dataset.stats", ["dataset/data/cpu.sqlite", "--parquet", "/proc/nope/x.parquet"]),
+  ("models.compile_cost", ["dataset/data/cpu.sqlite", "models/cost_model_cpu.txt", "--tradeoff", "--out", "/proc/nope/t.json"]),
   ("dataset.generate", ["--device", "CPU", "--kernels", "softmax", "--extract-only", "--out", "/proc/nope/d.sqlite"]),
   ("search.cli", ["--kernel", "softmax", "--device", "CPU", "--strategy", "random", "--out", "/proc/nope/s"]),
 ])
