@@ -2,12 +2,4 @@
 # one nvidia-h100-x4 call (carry .whl, out/call): the six unseen networks tuned with the rounds prepared only where the pooled
 # budget pays for them and the model descents started while the defaults are timed (GPUs 0-1), beside the previous code
 # (out/call/old: HEAD's search/ files, GPUs 2-3), side by side at equal load; BEAM=2 from results/unseen_models_cache
-set -u
-source scripts/gpu_host.sh > /tmp/host.txt 2>&1   # the wheels installed once, before the two runs start
-rm -rf /tmp/old && mkdir /tmp/old && cp -a dataset models search scripts results pyproject.toml /tmp/old/ && cp out/call/old/search/*.py /tmp/old/search/
-M=mobilenet_v2_b1_fp32,efficientnet_b0_b1_fp32,llama_block_s512_fp16,whisper_tiny_encoder_fp32,bert_base_s128_fp32,vit_b_16_b1_fp16
-( GPUS=0,1 OUT=/tmp/new SRC=results/unseen_models_cache FINAL= bash scripts/gpu_models.sh $M 420 40 > /tmp/new.log 2>&1 ) &
-( cd /tmp/old && GPUS=2,3 OUT=/tmp/old_out SRC=results/unseen_models_cache FINAL= bash scripts/gpu_models.sh $M 420 40 > /tmp/old.log 2>&1 ) &
-wait
-for f in /tmp/new.log /tmp/old.log; do echo "== $f"; grep -E "^latency|tune-model:|tune .*: [0-9.]+ s|setup of" $f | cut -c1-220; done
-mkdir -p /tmp/pack && cp -r /tmp/new /tmp/old_out /tmp/new.log /tmp/old.log /tmp/host.txt /tmp/pack/ && tar czf $OUT/all.tgz -C /tmp/pack .
+bash results/logs/models/code_ab.sh   # new code on GPUs 0-1, old on 2-3
