@@ -20,7 +20,7 @@ from models.baselines import Regressor
 from models.compile_penalty import PENALTY_CAP_S, PENALTY_WEIGHT, penalty
 from models.cost_model import CostModel, CostModelError, file_sha256, mask_columns, ranker_params
 from models.data import load
-from models.evaluate import kernel_kfold
+from models.evaluate import kernel_kfold, run_splits
 from models.ranker import Ranker
 
 PARAMS = dict(n_estimators=300, learning_rate=0.1, num_leaves=63, feature_fraction=0.5)
@@ -49,10 +49,10 @@ def tradeoff(ds, params:dict, folds:int=3, threads:int=0, top:int=8, log=print, 
   and the compile regressor on k-1 folds, predict the rest; report log-compile R^2 and, per (cap, weight), the model's top `top` per
   kernel: best time (TenSet top-k score), their compile seconds, and the slowest of them per kernel (a first batch, compiled in
   parallel, waits on it: "batch_wait_s", the mean over kernels)."""
-  score, logc = np.full(len(ds), np.nan), np.full(len(ds), np.nan)
-  Xr = mask_columns(ds.X, list(masked)) if masked else ds.X
-  for i, (tr, te) in enumerate(kernel_kfold(ds.kernel, folds, 0)):
-    score[te] = Ranker(threads=threads, **params).fit(Xr[tr], ds.time_s[tr], ds.kernel[tr]).predict(Xr[te])
+  splits, logc = list(kernel_kfold(ds.kernel, folds, 0)), np.full(len(ds), np.nan)
+  score = run_splits(lambda i, tr: Ranker(threads=threads, **params), mask_columns(ds.X, list(masked)) if masked else ds.X,
+                     ds.time_s, ds.kernel, splits)
+  for i, (tr, te) in enumerate(splits):
     logc[te] = fit(ds.X[tr], ds.compile_s[tr], threads).predict_log_time(ds.X[te])
     log(f"fold {i} done")
   m = np.isfinite(ds.compile_s) & (ds.compile_s > 0)

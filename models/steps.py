@@ -5,19 +5,12 @@ ranker at its default parameters instead, kernel-grouped K-fold (seed 0), out of
 feature group does to the step order without a full --evaluate."""
 from __future__ import annotations
 import argparse, json, sys
-import numpy as np
 from dataset.store import StoreError
 from models.cost_model import CostModel, CostModelError, mask_columns
 from models.data import load
-from models.evaluate import average, kernel_kfold, per_kernel, step_accuracy
+from models.evaluate import average, kernel_kfold, per_kernel, run_splits, step_accuracy
 from models.features import FEATURE_GROUPS, group_features
 from models.ranker import Ranker
-
-def kfold_scores(X:np.ndarray, t:np.ndarray, kernel:np.ndarray, folds:int, threads:int) -> np.ndarray:
-  """Out-of-fold scores of a default Ranker, kernel-grouped (seed 0)."""
-  s = np.full(len(t), np.nan)
-  for tr, te in kernel_kfold(kernel, folds, 0): s[te] = Ranker(seed=0, threads=threads).fit(X[tr], t[tr], kernel[tr]).predict(X[te])
-  return s
 
 def main(argv:list[str]|None=None) -> int:
   ap = argparse.ArgumentParser(prog="python -m models.steps", description=__doc__)
@@ -36,7 +29,8 @@ def main(argv:list[str]|None=None) -> int:
   out: dict = {"store": a.store, "rows": len(ds.time_s)}
   if model is not None: out.update(model=a.model, steps=step_accuracy(model.score(ds.X), ds.time_s, ds.kernel, ds.opts))
   else:
-    s = kfold_scores(mask_columns(ds.X, group_features(a.mask)) if a.mask else ds.X, ds.time_s, ds.kernel, a.kfold, a.threads)
+    X = mask_columns(ds.X, group_features(a.mask)) if a.mask else ds.X
+    s = run_splits(lambda i, tr: Ranker(seed=0, threads=a.threads), X, ds.time_s, ds.kernel, list(kernel_kfold(ds.kernel, a.kfold, 0)))
     out.update(kfold=a.kfold, mask=a.mask, metrics=average(per_kernel(s, ds.time_s, ds.kernel)), steps=step_accuracy(s, ds.time_s, ds.kernel, ds.opts))
   print(json.dumps(out, indent=1))
   return 0
