@@ -428,6 +428,25 @@ def finish(res_path:Path, no_plot:bool):
   except ImportError: print("no matplotlib: no plot (run --replot where it is installed)", file=sys.stderr); return
   plot(res, res_path.with_suffix(".png"))
 
+def phases(paths:list[Path], first:int=9) -> list[dict]:
+  """Offline: where a tune-model run's tuning went, from its MODEL.tune.json rows (a host call's results.tgz holds them under cache/):
+  the seconds (tune_s sums to the wall), candidates compiled and timed, when the last kernel's first `first` timings (its default
+  and its first batch) were done and when its last timing was (seconds since its Measurer started: they start within the setup's
+  first second or so), and what the timings after those bought: the tuned model's time they saved, as a share of it."""
+  out = []
+  for p in paths:
+    rows = json.loads(Path(p).read_text())
+    runs = [r for r in rows if r.get("trajectory")]
+    model_us = sum(r["occurrences"]*r["tuned_us"] for r in rows if r.get("tuned_us") is not None)
+    saved = sum(r["occurrences"]*(r["trajectory"][first - 1][2] - r["trajectory"][-1][2]) for r in runs if len(r["trajectory"]) > first)
+    out.append({"file": str(p), "kernels": len(rows), "tune_s": round(sum(r["tune_s"] or 0.0 for r in rows), 1),
+                "compiled": sum(r["compiled"] for r in rows), "timed": sum(r["timed"] for r in rows),
+                "first_rounds_done_s": round(max((r["trajectory"][min(first, len(r["trajectory"])) - 1][1] for r in runs), default=0.0), 1),
+                "last_timing_s": round(max((r["trajectory"][-1][1] for r in runs), default=0.0), 1),
+                "kernels_timed_later": sum(len(r["trajectory"]) > first for r in runs),
+                "later_saved_share": round(saved/model_us, 4) if model_us else None})
+  return out
+
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser("bench_models")
   ap.add_argument("--models", default=",".join(ORDER), help="comma list of: " + ", ".join(MODELS) + "; or 'unseen' (scripts/bench_unseen.py's networks)")
@@ -454,6 +473,7 @@ def main(argv=None) -> int:
   ap.add_argument("--out", default="results")
   ap.add_argument("--no-plot", action="store_true")
   ap.add_argument("--replot", metavar="JSON", help="write the markdown and plot of an existing models.json and exit")
+  ap.add_argument("--phases", nargs="+", type=Path, metavar="TUNE_JSON", help="offline: where each MODEL.tune.json's tuning went, and exit")
   ap.add_argument("--merge-beam", metavar="DIR", help="merge a host call's BEAM=2 results (DIR/beam2.gpu*.json) into --cache and exit")
   ap.add_argument("--drop-beam", action="store_true", help="drop --models' BEAM=2 results from --cache (searched again next run) and exit")
   ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
@@ -462,6 +482,9 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   a.argv = list(sys.argv[1:] if argv is None else argv)
   if a.replot: finish(Path(a.replot), False); return 0
+  if a.phases:
+    try: print(json.dumps(phases(a.phases), indent=1)); return 0
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e: ap.error(f"--phases: not a MODEL.tune.json's rows: {one_line(e, 200)}")
   cache = Path(a.cache or ROOT / "results" / "models_cache")
   if a.merge_beam: print(f"{merge_beam(Path(a.merge_beam), cache)} BEAM=2 results new or replaced"); return 0
   names = list(UNSEEN) if a.models == "unseen" else a.models.split(",")

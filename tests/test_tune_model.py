@@ -244,3 +244,20 @@ def test_a_models_beam_results_are_found_by_name_without_its_tuned_json(tmp_path
   r = subprocess.run([sys.executable, "scripts/bench_models.py", "--drop-beam", "--models", "llama_block_s512_fp16", "--cache", str(tmp_path)],
                      capture_output=True, text=True)
   assert r.returncode == 2 and "no BEAM=2 results of llama_block_s512_fp16" in r.stderr   # nothing to drop: an error, not a silent run
+
+def test_phases_reports_what_later_rounds_bought(tmp_path):
+  """bench_models --phases: a tune-model run's seconds, when the first rounds and the last timing were, and the share of the tuned
+  model's time that the timings after each kernel's first batch saved (here 2 x (50 - 40) us of 2 x 40 + 100 us)."""
+  traj = lambda *best: [[n + 1, 0.5*(n + 1), b] for n, b in enumerate(best)]
+  rows = [{"occurrences": 2, "tuned_us": 40.0, "tune_s": 3.0, "compiled": 14, "timed": 11, "trajectory": traj(*[90.0] + [50.0]*8 + [45.0, 40.0])},
+          {"occurrences": 1, "tuned_us": 100.0, "tune_s": 1.0, "compiled": 9, "timed": 8, "trajectory": traj(*[120.0] + [100.0]*8)},
+          {"occurrences": 1, "tuned_us": 7.0, "tune_s": None, "compiled": 0, "timed": 0}]   # cached: no trajectory
+  (f := tmp_path / "m.tune.json").write_text(json.dumps(rows))
+  r = subprocess.run([sys.executable, "scripts/bench_models.py", "--phases", str(f)], capture_output=True, text=True)
+  assert r.returncode == 0, r.stderr
+  (p,) = json.loads(r.stdout)
+  assert (p["kernels"], p["tune_s"], p["compiled"], p["timed"], p["kernels_timed_later"]) == (3, 4.0, 23, 19, 1)
+  assert (p["first_rounds_done_s"], p["last_timing_s"]) == (4.5, 5.5) and p["later_saved_share"] == round(20/187, 4)
+  (bad := tmp_path / "bad.json").write_text("{")
+  r = subprocess.run([sys.executable, "scripts/bench_models.py", "--phases", str(bad)], capture_output=True, text=True)
+  assert r.returncode == 2 and len(r.stderr.strip().splitlines()[-1]) < 300 and "--phases" in r.stderr
