@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from dataset.errors import one_line  # noqa: E402
 from search.beam_cache import beam_done, drop_beam, merge_beam, model_keys  # noqa: E402
+from search.task_scheduler import bad_later_share  # noqa: E402
 
 # ***** CvT-13 (Wu et al. 2021, microsoft/CvT lib/models/cls_cvt.py, config cvt-13-224x224) *****
 
@@ -272,7 +273,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         warm_pools(device, a.workers, scorer)
         rows = tune_kernels(ks, counts, device, TunedCache(cache / f"{n}.tuned.json"), a.strategy, a.budget, a.time_budget,
                             scorer, Path(cm_path).name, False, a.workers, a.seed, log, a.strategy_args,
-                            next_gain, load_history(history, device, arch), a.timing, first_share)
+                            next_gain, load_history(history, device, arch), a.timing, first_share, a.later_share)
         (cache / f"{n}.tune.json").write_text(json.dumps(rows, indent=1, default=float))   # per kernel: phases, rounds, trajectory
         share = {r["key"]: r["share"] or 0.0 for r in rows}
         tmp = cache / f".{n}.kernels.pkl.{gpu}"
@@ -289,6 +290,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
                          cost_model=a.model, cache=cache / f"{n}.tuned.json", compare_beam=2, beam_cache=merged, search_beam=False,
                          runs=a.runs, workers=a.workers, seed=a.seed, compile_penalty=not a.no_compile_penalty, log=log,
                          strategy_args=a.strategy_args, next_gain=next_gain, history=history, timing=a.timing, first_share=first_share,
+                         later_share=a.later_share,
                          torch_compile=device != "CUDA")
         merged.unlink()
         if rep.get("torch_compile_error") and device == "CUDA": rep.update(torch_compiled(a, n, cache))
@@ -458,6 +460,7 @@ def main(argv=None) -> int:
   ap.add_argument("--next-gain", type=float, default=None, help="tune-model's --next-gain (default: its own)")
   ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON", help="the learned strategy's parameters (tune-model's)")
   ap.add_argument("--first-share", type=float, default=0.0, help="tune-model's --first-share (default 0: off)")
+  ap.add_argument("--later-share", type=float, default=None, help="tune-model's --later-share (default: off)")
   ap.add_argument("--no-compile-penalty", action="store_true", help="the learned search ranks by the cost model alone")
   ap.add_argument("--timing", choices=("cold", "warm", "auto"), default="cold", help="tune-model's --timing")
   ap.add_argument("--history", default=None, help="tune-model's --history (default: the shipped one for the arch)")
@@ -482,9 +485,10 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   a.argv = list(sys.argv[1:] if argv is None else argv)
   if a.replot: finish(Path(a.replot), False); return 0
+  if why := bad_later_share(a.later_share): ap.error(f"--later-share {why}")
   if a.phases:
     try: print(json.dumps(phases(a.phases), indent=1)); return 0
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as e: ap.error(f"--phases: not a MODEL.tune.json's rows: {one_line(e, 200)}")
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as e: ap.error(f"--phases: not a MODEL.tune.json's rows: {one_line(e, 200)}")
   cache = Path(a.cache or ROOT / "results" / "models_cache")
   if a.merge_beam: print(f"{merge_beam(Path(a.merge_beam), cache)} BEAM=2 results new or replaced"); return 0
   names = list(UNSEEN) if a.models == "unseen" else a.models.split(",")

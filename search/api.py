@@ -3,18 +3,21 @@
 from __future__ import annotations
 import dataclasses, random, sys, time
 from pathlib import Path
+from typing import Callable
 from dataset.kernel import Kernel, scheduler
 from search.measure import Budget, Measurer
 from search.context import Context
 from search.strategies import STRATEGIES, Outcome, finish, interleave
 
-def load_model(path:str|None, device:str, dev_name:str, arch:str, allow_mismatch:bool):
+def load_model(path:str|None, device:str, dev_name:str, arch:str, allow_mismatch:bool,
+               note:Callable[[str], None]=lambda s: print(s, file=sys.stderr)):
   """The cost model for this device: its arch must match; another device of the same arch (an H100 with an H200 model) is
-  allowed with a note, and a model of another arch only with allow_mismatch."""
+  allowed with a note, and a model of another arch only with allow_mismatch. `note`: where the note goes (a caller that checks
+  more input after this keeps it until then, so that a bad input's error is the only line)."""
   from models.cost_model import CostModel, default_model_path
   p = Path(path) if path else default_model_path(device, arch)
   model = CostModel.load(p, arch=None if allow_mismatch else arch)
-  if model.meta.get("device") != dev_name: print(f"search: note: {p.name} was trained on {model.meta.get('device')}, this is {dev_name}", file=sys.stderr)
+  if model.meta.get("device") != dev_name: note(f"search: note: {p.name} was trained on {model.meta.get('device')}, this is {dev_name}")
   return model, str(p)
 
 def search_kernels(kernels:list[Kernel], device:str, strategy:str, budget:Budget, scorer, seed:int, workers:int, progress=None,

@@ -93,10 +93,12 @@ def main(argv=None) -> int:
     variant = variant_from_args(a, device)
     dev_name, arch, props = device_info(device)
     needs_model = a.strategy in ("beam", "pure-model", "mcts")
-    model, model_path = load_model(a.model, device, dev_name, arch, a.allow_device_mismatch) if needs_model else (None, None)
+    notes: list[str] = []   # the model's note waits until the inputs are known good: a bad input's error is the only line
+    model, model_path = load_model(a.model, device, dev_name, arch, a.allow_device_mismatch, notes.append) if needs_model else (None, None)
     scorer = model.scorer(props, not a.no_compile_penalty) if model is not None else None   # this device's properties are model inputs
     history = History.resolve(a.history, device, arch)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    for n in notes: print(n, file=sys.stderr)
   except (DeviceError, ShapeError, HistoryError) as e: return fail(str(e))
   except KeyError as e: return fail(str(e.args[0]))
   except OSError as e: return fail(f"cannot write {a.out}: {e.strerror or e}")

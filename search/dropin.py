@@ -52,6 +52,7 @@ class Tuner:
   # (task_scheduler.first_effort; None: every kernel the beam's full batch). GPT-2's 37 kernels of 1-16% each spend its search on
   # 37 first batches of 9; 0.05 left its search seconds within their spread (results/dropin_variants.md)
   first_share: float|None = None
+  later_share: float|None = None   # later rounds take at most this share of the tuning's other seconds (task_scheduler.schedule)
   quiet: bool = False               # no progress and no summary
   # when a kernel the cache lacks is tuned: at its first sight, where tinygrad's BEAM searches it, or at its second (the second
   # LINEAR that runs it: a TinyJit's capture, a loop's second pass), its first run on tinygrad's default; a kernel a program runs
@@ -76,8 +77,10 @@ class Tuner:
 
   def __post_init__(self):
     from search.measure import TIMINGS
+    from search.task_scheduler import bad_later_share
     if self.timing not in TIMINGS: raise ValueError(f"timing {self.timing!r} is not one of {', '.join(TIMINGS)} (KERNTUNE_TIMING)")
     if self.when not in WHEN: raise ValueError(f"when {self.when!r} is not one of {', '.join(WHEN)} (KERNTUNE_WHEN)")
+    if why := bad_later_share(self.later_share): raise ValueError(f"later_share {why} (KERNTUNE_LATER_SHARE)")
 
   def _scorer(self, device:str):
     if device not in self._scorers:
@@ -236,7 +239,8 @@ class Tuner:
                                       stop=STOP_GAIN if self.stop_gain is None else self.stop_gain,
                                       pending=lambda j: (admit(prep.poll()), spot.get(live[j]) in prep.left)[1],
                                       wait=lambda: admit(prep.wait()),
-                                      again=lambda j, likely: setattr(ctxs[live[j]], "again", likely)))) if live else {}
+                                      again=lambda j, likely: setattr(ctxs[live[j]], "again", likely),
+                                      later_share=self.later_share, since=st))) if live else {}
       prep.close()
       bar.close()
       t_phase = self._phase("rounds", t_phase)
@@ -343,7 +347,8 @@ def from_env() -> Tuner:
   KERNTUNE_TOTAL_S and KERNTUNE_TOTAL (seconds and timed candidates for the program), KERNTUNE_RETUNE=1, KERNTUNE_MODEL,
   KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes), KERNTUNE_TIMING (cold, warm, auto),
   KERNTUNE_NEXT_GAIN (a second round's expected gain), KERNTUNE_STOP_GAIN (the share of the program's time a round must be
-  expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size), KERNTUNE_WHEN (first, second, jit:
+  expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size), KERNTUNE_LATER_SHARE (the
+  share of the other tuning seconds later rounds may take), KERNTUNE_WHEN (first, second, jit:
   a kernel tuned at its first sight, its second, or when TinyJit captures it)."""
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
@@ -353,7 +358,8 @@ def from_env() -> Tuner:
                workers=int(env("KERNTUNE_WORKERS")) if env("KERNTUNE_WORKERS") else None, timing=env("KERNTUNE_TIMING") or "cold",
                next_gain=float(env("KERNTUNE_NEXT_GAIN") or NEXT_GAIN),
                stop_gain=float(env("KERNTUNE_STOP_GAIN")) if env("KERNTUNE_STOP_GAIN") else None,
-               first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None, when=env("KERNTUNE_WHEN") or "first")
+               first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None,
+               later_share=float(env("KERNTUNE_LATER_SHARE")) if env("KERNTUNE_LATER_SHARE") else None, when=env("KERNTUNE_WHEN") or "first")
 
 def report_at_exit(tuner:Tuner, cache_path):
   """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""

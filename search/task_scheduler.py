@@ -31,6 +31,10 @@ STOP_GAIN = 0.003         # a round must be expected to save this share of the m
 # unseen networks tuned in 107.7 and 106.5 s summed against 112.1 and 122.4; it costs MobileNetV2's small convs the 5-20% their
 # later rounds had found, +1-8% on its kernels summed (results/networks_floor_room_ab.md)
 ROOM_GAIN = 0.1
+# later rounds against their seconds (schedule's later_share; tune-model --later-share, off by default): the rounds after a kernel's
+# first may take at most this share of the rest of the tuning's seconds. They cost a compile latency each and are taken by expected
+# gain alone: on one H200 ResNet-50 b1 fp32's spent 7-17 s of its 29-42 s for 0.4-4.1% of its tuned time, BERT-base's 3-4 s of its
+# 10-12 s for 12-18% (bench_models --phases; CHANGELOG 2026-11-30). To be measured on the networks before it is on.
 # a kernel's first batch and model descent in proportion to its share of the model's default time, full from this share up
 # (first_effort; tune-model --first-share, drop-in KERNTUNE_FIRST_SHARE, both off by default). Every kernel's descent runs in the
 # compile pool before its first batch compiles, and EfficientNet-B0's tuning (57 kernels, 45 under 1% of its time each) spent 21
@@ -39,6 +43,10 @@ ROOM_GAIN = 0.1
 # and a width-1 descent leave a CNN's 1-4% pointwise and depthwise convs 20-50% slower, and together they are most of its time
 # (MobileNetV2 0.95x -> 1.04x BEAM=2's latency, EfficientNet 0.98x -> 1.02x): off.
 FIRST_SHARE = 0.05
+
+def bad_later_share(later_share:float|None) -> str|None:
+  """What is wrong with a later_share setting (schedule's), or None: checked where it is read, before any tuning."""
+  return None if later_share is None or later_share >= 0 else f"{later_share}: a share of seconds is 0 or more"
 
 def first_effort(strat, share:float|None, first_share:float|None) -> tuple[int|None, int|None]:
   """(model picks in a kernel's first batch, its model descent's width) for a kernel of `share` of the model's time: the beam's own
@@ -65,7 +73,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
              left:Callable[[int], float]|None=None, first:int|list[int]=MIN_PER_KERNEL, ahead:Callable[[list[int], int], None]|None=None,
              step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0,
              work:list[tuple[str, float]]|None=None, pending:Callable[[int], bool]|None=None,
-             wait:Callable[[], None]|None=None, again:Callable[[int, bool], None]|None=None) -> list[int]:
+             wait:Callable[[], None]|None=None, again:Callable[[int, bool], None]|None=None, later_share:float|None=None,
+             since:float|None=None, clock:Callable[[], float]=time.perf_counter) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
@@ -87,12 +96,16 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   if given, is told before each round whether kernel i is expected to get another after it: the budget left once this round and
   the first rounds still due are spent pays for later rounds of `size`, and i's next is among the ones expected to save most
   (the search compiles its guess of that round meanwhile only then), and ahead() is told only of kernels whose rounds that budget
-  pays for. Returns the budget each kernel was given."""
+  pays for. later_share: a kernel's later round is taken only while the later rounds' seconds, this one's expected (its last
+  round's) included, stay within this share of the tuning's other seconds, counted from `since` (a clock() time; default: now).
+  Returns the budget each kernel was given."""
   n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
   alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
   stopped = [not (t < math.inf) for t in times]
   fruitless = [0]*n
+  t0, dur, spent_later = clock() if since is None else since, [0.0]*n, 0.0   # each kernel's last round's seconds; later rounds' in all
+  fits = lambda j: rounds[j] == 0 or later_share is None or spent_later + dur[j] <= later_share*(clock() - t0 - spent_later)
   def room(i:int) -> float:   # 1 - what kernel i could take (its class's best throughput, the model's fastest kernel) over its time
     if work is None or work[i][1] <= 0: return 0.0
     top = max(work[j][1]/best[j] for j in range(n) if work[j][0] == work[i][0] and 0 < best[j] < math.inf)
@@ -100,14 +113,14 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     return max(0.0, 1.0 - max(work[i][1]/top, floor)/best[i])
   saves = lambda i: runs[i]*best[i]*(gain[i] if rounds[i] == 0 else max(gain[i], ROOM_GAIN*room(i)*0.5**fruitless[i]))
   while total is None or sum(used) < total:
-    if not (cand := sorted((i for i in range(n) if not stopped[i]), key=lambda i: -saves(i))): break
+    if not (cand := sorted((i for i in range(n) if not stopped[i] and fits(i)), key=lambda i: -saves(i))): break
     i, model_time = cand[0], rest + sum(r*b for r, b in zip(runs, best) if b < math.inf)
     if saves(i) < stop*model_time: break
     if pending is not None and pending(i):
       if not (ready := [j for j in cand if not pending(j) and saves(j) >= stop*model_time]): wait(); continue
       i = ready[0]
     if left is not None and left(i) <= last: break
-    st, worth = time.perf_counter(), stop*model_time
+    st, worth = clock(), stop*model_time
     live = sum(saves(j) >= worth for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once
     size = max(step, slots//min(live, 1 + AHEAD))
     more = max(1, firsts[i]) if rounds[i] == 0 else size
@@ -124,7 +137,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     alloc[i] += more if total is None else min(more, total - sum(used))
     before, had, rounds[i] = best[i], used[i], rounds[i] + 1
     used[i], t, stopped[i] = search(i, alloc[i])
-    last = time.perf_counter() - st   # the round with its ahead(): what the next must fit in
+    last = dur[i] = clock() - st   # the round with its ahead(): what the next must fit in
+    if rounds[i] > 1: spent_later += last
     best[i] = min(best[i], t)
     fruitless[i] = 0 if best[i] < before else fruitless[i] + 1
     gain[i] = next_gain if rounds[i] == 1 else ((before - best[i])/before + gain[i])/2

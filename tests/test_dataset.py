@@ -458,9 +458,13 @@ def test_retime_whole_kernels_under_a_time(tmp_path):
   import shutil
   from dataset import retime
   from models.retime import main as select_main
+  from dataset.device import device_info
   store = tmp_path / "cpu.sqlite"
   shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
   db = sqlite3.connect(store)
+  stored_on, = db.execute("SELECT device FROM measurements LIMIT 1").fetchone()
+  with db:   # this machine's CPU times the rows again: the store is made its
+    for table in ("measurements", "devices", "variants", "kernels"): db.execute(f"UPDATE {table} SET device=?", (device_info("CPU")[0],))
   best = dict(db.execute("SELECT kernel, MIN(time_s) FROM measurements WHERE status='ok' GROUP BY kernel"))
   x = sorted(best.values())[2]*1e6   # the two fastest kernels are under it
   args = ["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--under-us", f"{x:.6f}", "--out", str(tmp_path / "w.json")]
@@ -475,6 +479,8 @@ def test_retime_whole_kernels_under_a_time(tmp_path):
     assert {c["group"] for c in k["configs"]} == {"whole"} and not any(c["control"] for c in k["configs"][1:])
     k["configs"] = k["configs"][:4]   # a few configs each keep the run short: run and apply do not look at how many there are
   res = retime.run(sel, tmp_path / "r.json", device="CPU", workers=1, log=lambda s: None)
+  (tmp_path / "elsewhere.json").write_text(json.dumps({**res, "device": stored_on + " (another)"}))
+  assert retime.main(["apply", str(store), str(tmp_path / "elsewhere.json")]) == 2   # timed on a device the store lacks: refused
   assert retime.main(["apply", str(store), str(tmp_path / "r.json")]) == 0   # scale 1: no drift to refuse
   for key, k in res["kernels"].items():
     assert retime.kernel_scale(k) == 1.0

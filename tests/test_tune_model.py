@@ -101,6 +101,11 @@ def test_unknown_device_is_one_line(tmp_path):
                      capture_output=True, text=True, timeout=120)
   assert r.returncode == 2 and r.stderr.strip() == "tune-model: error: unknown device 'TPU': choose one of CUDA, CPU", r.stderr
 
+def test_negative_later_share_is_one_line(tmp_path):
+  r = subprocess.run([sys.executable, "-m", "search.tune_model", str(tmp_path / "m.onnx"), "--device", "CPU", "--later-share", "-0.5",
+                      "--cache", str(tmp_path / "c.json")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+  assert r.returncode == 2 and r.stderr.strip() == "tune-model: error: --later-share -0.5: a share of seconds is 0 or more", r.stderr
+
 def test_sibling_picks_trade_the_fastest_config_within_one_loop_nest():
   from types import SimpleNamespace
   from tinygrad import Tensor
@@ -139,6 +144,21 @@ def test_schedule_prepares_only_rounds_its_budget_pays_for():
   assert tips[:2] == [(0, True), (1, True)] and told[0] == [0, 1]
   tips, told = run(None)   # no cap: expected wherever a round is worth it
   assert tips[0] == (0, True)
+
+def test_schedule_later_rounds_take_at_most_their_share_of_the_seconds():
+  # two kernels that gain 10% every round; each round takes 1 s of a fake clock. Later rounds go to kernel 0 (it keeps gaining) only
+  # while the later seconds, the next one's included, stay within later_share of the rest
+  def run(later_share, since=None, total=None):
+    now, best, calls = [10.0], [100.0, 80.0], []
+    def search(i, b):
+      now[0] += 1.0; calls.append(i); best[i] *= 0.9
+      return b, best[i], False
+    schedule([1, 1], [100.0, 80.0], search, total=total, first=3, step=3, later_share=later_share, since=since, clock=lambda: now[0])
+    return calls
+  assert len(run(None, total=30)) == 10   # no cap: the whole budget, 8 later rounds
+  assert run(0.5) == [0, 1, 0]   # 2 s of first rounds: a later second fits, a second one (2 of 3 - 1) does not
+  assert run(1.0) == [0, 1, 0, 0]   # 2 later seconds of 2
+  assert run(0.5, since=6.0) == [0, 1, 0, 0, 0]   # the 4 s before the rounds (setup) count among the rest: 3 later of 6
 
 def test_schedule_gives_the_round_expected_to_save_most():
   # kernel 0: 100 us once per pass, its first round gets it to 10 us, later ones find nothing; kernel 1: 30 us x 2 runs, every
