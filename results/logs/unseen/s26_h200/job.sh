@@ -8,6 +8,9 @@
 # into results/); c2: `T=540 bash results/logs/unseen/s26_h200/job.sh`: four learned runs, 0 and 2 the shipped model, 1 and 3 model b,
 # every run re-timed side by side. V replaces the variants (a JSON list, the last runs').
 # SPLIT=27: the fresh split 27's two calls, the same way (logs in ../s27_h200/; $OUT/s27.tgz).
+# SPLIT=28 (logs in ../s28_h200/): V='[{"model": "out/pen2/cost_model_sm_90.txt"}, {}, {"model": "out/pen2/cost_model_sm_90.txt"}]',
+# out/pen2 the shipped model with its compile penalty at weight 2 (carry out/pen2; made here: mkdir -p out/pen2 && cp
+# models/cost_model_sm_90.* out/pen2/, then in out/pen2/cost_model_sm_90.json compile_model.penalty = {"cap_s": 1.0, "weight": 2.0}).
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
