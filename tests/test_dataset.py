@@ -414,14 +414,26 @@ def test_early_stop_needs_two_slow_runs():
   assert timed(1e-4, 1e-4, 2e-4, 3e-4) == ([1e-4, 2e-4, 3e-4], False)   # fast: warm-up, then three runs
 
 @pytest.mark.slow   # three retime runs, one in a pool: the data tooling, not the loop
+def _this_machines_store(tmp_path) -> tuple[Path, str]:
+  """A copy of the committed CPU store whose rows are this machine's CPU's (retime times them here, and apply writes only rows of
+  the device the results were timed on), and the device the store was measured on."""
+  import shutil
+  from dataset.device import device_info
+  shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store := tmp_path / "cpu.sqlite")
+  db = sqlite3.connect(store)
+  stored_on, = db.execute("SELECT device FROM measurements LIMIT 1").fetchone()
+  with db:
+    for table in ("measurements", "devices", "variants", "kernels"): db.execute(f"UPDATE {table} SET device=?", (device_info("CPU")[0],))
+  db.close()
+  return store, stored_on
+
 def test_retime_select_run_apply(tmp_path):
   """Early-stopped rows the model ranks high (and a random reference draw) are timed again in full, scaled by their kernel's control
   (its best config, timed again alongside, reported but not written); shards split the kernels."""
-  import gzip, shutil
+  import gzip
   from dataset import retime
   from models.retime import main as select_main   # select ranks with the cost model: dataset.retime is handed its ranking
-  store = tmp_path / "cpu.sqlite"
-  shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
+  store, _ = _this_machines_store(tmp_path)
   assert retime.main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--out", str(tmp_path / "x.json")]) == 2
   assert select_main(["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--top", "1", "--random", "1",
                       "--out", str(tmp_path / "s.json.gz")]) == 0
@@ -455,16 +467,10 @@ def test_retime_select_run_apply(tmp_path):
 def test_retime_whole_kernels_under_a_time(tmp_path):
   """--under-us X: every ok row of each kernel whose fastest stored time is under X us, timed in one run and written unscaled (rows
   timed with the host's launch in them are replaced, not rescaled); it writes to the store alone, so it needs --no-shards."""
-  import shutil
   from dataset import retime
   from models.retime import main as select_main
-  from dataset.device import device_info
-  store = tmp_path / "cpu.sqlite"
-  shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
+  store, stored_on = _this_machines_store(tmp_path)
   db = sqlite3.connect(store)
-  stored_on, = db.execute("SELECT device FROM measurements LIMIT 1").fetchone()
-  with db:   # this machine's CPU times the rows again: the store is made its
-    for table in ("measurements", "devices", "variants", "kernels"): db.execute(f"UPDATE {table} SET device=?", (device_info("CPU")[0],))
   best = dict(db.execute("SELECT kernel, MIN(time_s) FROM measurements WHERE status='ok' GROUP BY kernel"))
   x = sorted(best.values())[2]*1e6   # the two fastest kernels are under it
   args = ["select", str(store), "--model", str(ROOT / "models" / "cost_model_cpu.txt"), "--under-us", f"{x:.6f}", "--out", str(tmp_path / "w.json")]
@@ -495,8 +501,7 @@ def test_retime_consolidate(tmp_path):
   import gzip, shutil
   from dataset import retime
   from models.retime import main as select_main
-  store = tmp_path / "cpu.sqlite"
-  shutil.copy(ROOT / "dataset" / "data" / "cpu.sqlite", store)
+  store, _ = _this_machines_store(tmp_path)
   # --held-out refits the model's ranker on each fold: the shipped CPU model's parameters with 40 trees, not 400, do that in seconds
   for f in ("cost_model_cpu.txt", "cost_model_cpu.compile.txt"): shutil.copy(ROOT / "models" / f, tmp_path / f)
   meta = json.loads((ROOT / "models" / "cost_model_cpu.json").read_text())
