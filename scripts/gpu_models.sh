@@ -19,8 +19,12 @@ CACHE=${CACHE:-$(mktemp -d /tmp/models_cache.XXXX)} && mkdir -p $CACHE && cp -r 
 # tuning seconds are measured under the same host load as the learned search's (the kernels are those of the cached tuned.json)
 if [ -n "${BEAM_AGAIN:-}" ]; then python3 scripts/bench_models.py --drop-beam --models $1 --cache $CACHE || exit 1; fi
 for m in ${1//,/ }; do rm -f $CACHE/$m.tuned.json $CACHE/$m.report.json; done
+# the host's load before and after (a second run in one call tuned ResNet-50 b1 longer in all three calls of 2026-11-30)
+load() { { date; uptime; ps -eo pcpu,pmem,etime,comm --sort=-pcpu | head -8; } >> $OUT/load.txt; }
+load
 python3 scripts/bench_models.py --device CUDA --gpus $GPUS, --workers 15 --seconds ${2:-440} --reserve ${3:-60} ${FINAL---final} --models $1 \
   --cache $CACHE --out $OUT --no-plot ${4:-}
+load
 mkdir -p $OUT/cache && { cp $CACHE/*.tune.json $OUT/cache/ 2>/dev/null || true; }   # per-model tuning rows, if a tune job ran
 cp $CACHE/beam2.gpu*.json $OUT/cache/   # BEAM=2's results, new ones included: python scripts/bench_models.py --merge-beam DIR puts them in results/models_cache
 grep -v "^\[gpu.\]   " $OUT/bench_models.log | tail -60
