@@ -196,7 +196,7 @@ def apply(store:str, res:dict) -> int:
   s = Store(store)
   try:
     # the UPDATE matches rows by device: results timed elsewhere would write nothing and look applied
-    if res["device"] not in (devs := {d for (d,) in s.db.execute("SELECT DISTINCT device FROM measurements")}):
+    if res["device"] not in (devs := s.devices()):
       raise StoreError(f"results timed on {res['device']}, the store holds {', '.join(sorted(devs)) or 'no rows'}: time them on its device")
     n = 0
     with s.db:

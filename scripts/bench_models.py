@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from dataset.errors import one_line  # noqa: E402
 from search.beam_cache import beam_done, drop_beam, merge_beam, model_keys  # noqa: E402
-from search.task_scheduler import bad_later_share  # noqa: E402
 
 # ***** CvT-13 (Wu et al. 2021, microsoft/CvT lib/models/cls_cvt.py, config cvt-13-224x224) *****
 
@@ -485,6 +484,7 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   a.argv = list(sys.argv[1:] if argv is None else argv)
   if a.replot: finish(Path(a.replot), False); return 0
+  from search.task_scheduler import bad_later_share   # here, not at the top: it imports the search (0.4 s) that --phases and --replot need not
   if why := bad_later_share(a.later_share): ap.error(f"--later-share {why}")
   if a.phases:
     try: print(json.dumps(phases(a.phases), indent=1)); return 0
