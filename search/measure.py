@@ -141,12 +141,13 @@ class Measurer:
     """perf_counter() at which a time budget is spent (inf without one): no compile is waited for past it."""
     return math.inf if self.budget.seconds is None else self.start + self.budget.seconds - self._per_candidate()
 
-  def prefetch(self, opts_list:list[tuple[Opt, ...]]):
+  def prefetch(self, opts_list:list[tuple[Opt, ...]], twins:bool=True):
     """Start compiling these candidates in the pool now; a later measure() or verify() collects them. tune-model starts every
-    kernel's first batch at once, so the pool stays full while the GPU times what is ready. Counted as compiled now."""
+    kernel's first batch at once, so the pool stays full while the GPU times what is ready. Counted as compiled now. twins=False:
+    each one compiles itself, even a reordering of one compiled or timed (_compiled waits on every config it is given)."""
     if self.pool is None: return
     for o in dict.fromkeys(opts_list):
-      if o not in self.times and o not in self._ahead and self._twin(o) == o:
+      if o not in self._ahead and (not twins or (o not in self.times and self._twin(o) == o)):
         args = (self.blob, Task(self.kernel.key, "fixed", o))
         # broken by a crashed worker, or shut down by another kernel's Measurer that replaced it after a hang: a fresh one
         try: self._ahead[o] = self.pool.submit(run_kernel_task, args)
@@ -191,7 +192,7 @@ class Measurer:
     for o in live: del self._ahead[o]
     self.compiled -= len(live)
     self._new_pool(kill=True)
-    self.prefetch(live)
+    self.prefetch(live, twins=False)   # every one of them is waited on
 
   def _hung(self, o:tuple[Opt, ...]) -> Compiled:
     self._ahead.pop(o, None)
@@ -213,7 +214,7 @@ class Measurer:
         self.failed += c.prg is None or c.status != "ok"
         yield c
       return
-    self.prefetch(opts_list)
+    self.prefetch(opts_list, twins=False)   # measure() passes only configs that stand for their twins; _compile's callers want each
     futs = {self._ahead[o]: o for o in opts_list}
     start, pending, deadline, took, end, n = time.perf_counter(), set(futs), None, [], self._end(), len(futs)
     while pending:

@@ -532,6 +532,12 @@ def test_a_reordering_of_a_compiled_config_takes_its_program_and_a_failed_twin_s
   assert m.compiled == compiled + 1 and ta == tb < math.inf and m.program(b) is m.program(a) and m.twinned == 1
   assert m.verify(b) is None and m.ready(b)
   m.close()
+  # the side-by-side re-timing (bench_search.retime) compiles each strategy's pick: two picks that are reorderings of one another
+  # are each compiled, none waits on a compile that a twin stood in for (a KeyError that crashed an op of the unseen benchmark)
+  m = Measurer(k, "CPU", Budget(), workers=2)
+  cs = m._compile([a, b, m.hand])
+  assert [c.task.parent for c in cs] == [a, b, m.hand] and all(c.prg is not None for c in cs)
+  m.close()
   # in this process: the first order fails to compile, and the second is compiled itself (one of two orders can be invalid)
   real = measure.run_kernel_task
   def failing(args):
