@@ -60,6 +60,14 @@ def step_accuracy(score:np.ndarray, t:np.ndarray, kernel:np.ndarray, opts:np.nda
                "up_slower": float(np.mean([not x[0] for x in v if x[1]])) if any(x[1] for x in v) else float("nan"),
                "faster": float(np.mean([x[2] for x in v])), "within_level": float(np.mean([x[3] for x in v]))} for op, v in sorted(acc.items())}
 
+def steps_by_tc(score:np.ndarray, t:np.ndarray, kernel:np.ndarray, opts:np.ndarray, **kw) -> dict[str, dict[str, dict[str, float]]]:
+  """step_accuracy among the configs that use a tensor core ("tc") and among those that do not ("no_tc"): a step's parent and child
+  are on one side (the TC step itself is in neither). On held-out H200 stores an UNROLL after TC is scored up and is mostly slower,
+  where without TC the model orders UNROLL steps better than chance (results/model_steps_heldout_sm_90.json)."""
+  import json
+  tc = np.array([any(o[0] == "TC" for o in json.loads(x)) for x in opts.tolist()], dtype=bool)
+  return {n: step_accuracy(score[m], t[m], kernel[m], opts[m], **kw) for n, m in (("tc", tc), ("no_tc", ~tc))}
+
 def random_scores(n:int, seed:int) -> np.ndarray: return np.random.default_rng(seed).random(n)
 
 # *** splits: arrays of row masks (train, test), grouped by kernel ***

@@ -1,5 +1,6 @@
 """python -m models.steps STORE MODEL: how MODEL orders single steps (a config against its parent, one opt more) per opt type, over
-every ok measurement of STORE and its shards (models.evaluate.step_accuracy). On the store a model was trained on the scores are
+every ok measurement of STORE and its shards (models.evaluate.step_accuracy), and apart among the configs with a tensor core ("tc")
+and without ("no_tc"). On the store a model was trained on the scores are
 in-sample; train-cost-model --evaluate reports the same out of fold. `python -m models.steps STORE --kfold K [--mask GROUP]`: a
 ranker at its default parameters instead, kernel-grouped K-fold (seed 0), out of fold, with the whole-config metrics beside: what a
 feature group does to the step order without a full --evaluate."""
@@ -8,7 +9,7 @@ import argparse, json, sys
 from dataset.store import StoreError
 from models.cost_model import CostModel, CostModelError, mask_columns
 from models.data import load
-from models.evaluate import average, kernel_kfold, per_kernel, run_splits, step_accuracy
+from models.evaluate import average, kernel_kfold, per_kernel, run_splits, step_accuracy, steps_by_tc
 from models.features import FEATURE_GROUPS, group_features
 from models.ranker import Ranker
 
@@ -27,11 +28,14 @@ def main(argv:list[str]|None=None) -> int:
     ds = load(a.store, shards=not a.no_shards)
   except (CostModelError, StoreError, OSError, ValueError) as e: print(f"models.steps: error: {e}", file=sys.stderr); return 2
   out: dict = {"store": a.store, "rows": len(ds.time_s)}
-  if model is not None: out.update(model=a.model, steps=step_accuracy(model.score(ds.X), ds.time_s, ds.kernel, ds.opts))
+  if model is not None:
+    s = model.score(ds.X)
+    out.update(model=a.model, steps=step_accuracy(s, ds.time_s, ds.kernel, ds.opts), **steps_by_tc(s, ds.time_s, ds.kernel, ds.opts))
   else:
     X = mask_columns(ds.X, group_features(a.mask)) if a.mask else ds.X
     s = run_splits(lambda i, tr: Ranker(seed=0, threads=a.threads), X, ds.time_s, ds.kernel, list(kernel_kfold(ds.kernel, a.kfold, 0)))
-    out.update(kfold=a.kfold, mask=a.mask, metrics=average(per_kernel(s, ds.time_s, ds.kernel)), steps=step_accuracy(s, ds.time_s, ds.kernel, ds.opts))
+    out.update(kfold=a.kfold, mask=a.mask, metrics=average(per_kernel(s, ds.time_s, ds.kernel)), steps=step_accuracy(s, ds.time_s, ds.kernel, ds.opts),
+               **steps_by_tc(s, ds.time_s, ds.kernel, ds.opts))
   print(json.dumps(out, indent=1))
   return 0
 

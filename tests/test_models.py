@@ -92,6 +92,12 @@ def test_step_accuracy_scores_each_opt_types_parent_child_pairs():
   assert step_accuracy(s, t, k, o, level=1.5)["SWAP"]["within_level"] == 1.0   # 6.0 against 5.0: within a factor 1.5
   r = step_accuracy(-s, t, k, o)   # scored down: the SWAP's order right, the UPCAST's wrong, no step taken
   assert r["SWAP"]["right"] == 1.0 and r["UPCAST"]["right"] == 0.0 and r["SWAP"]["child_up"] == 0.0 and np.isnan(r["SWAP"]["up_slower"])
+  # apart with and without a tensor core: a TC config's UNROLL child is on the "tc" side, the TC step itself on neither
+  from models.evaluate import steps_by_tc
+  tc, un = '["TC", 0, [-1, 2, 1]]', '["UNROLL", 0, 0]'
+  k2, o2 = np.array(["c"]*3), np.array(["[]", f"[{tc}]", f"[{tc},{un}]"])
+  r = steps_by_tc(np.array([0.0, 1.0, 2.0]), np.array([10.0, 2.0, 3.0]), k2, o2)
+  assert set(r["tc"]) == {"UNROLL"} and r["tc"]["UNROLL"]["up_slower"] == 1.0 and r["no_tc"] == {}
 
 def test_out_of_fold_never_scores_a_kernel_with_a_model_that_saw_it():
   from types import SimpleNamespace
