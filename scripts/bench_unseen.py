@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse, json, math, random, re, statistics, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dataset.errors import one_line  # noqa: E402
+from dataset.errors import one_line, where  # noqa: E402
 from dataset.unseen import NETWORKS, SEED, benchmark_keys, draw, fingerprint, kernel_specs, kernels_of, shipped_keys  # noqa: E402
 
 def torch_us(spec:str, reps:int=30) -> float|None:
@@ -106,9 +106,9 @@ def run(a) -> int:
         if isinstance(learned, Exception): raise learned
         measure_op(a, oi, spec, kernels, device, scorer, beam, beam_path, res, res_path, f"{dev_name} ({arch})", learned)
       except Exception as ex:   # one op's crash is recorded (a resumed run tries it again) and the run goes on to the next
-        res.setdefault("crashed", []).append({"op": spec, "keys": [k.key for k in kernels], "error": one_line(ex, 300)})
+        res.setdefault("crashed", []).append({"op": spec, "keys": [k.key for k in kernels], "error": one_line(ex, 300), "at": where(ex)})
         res_path.write_text(json.dumps(res, indent=1))
-        print(f"[{oi}] {spec}: CRASHED: {one_line(ex, 300)}", flush=True)
+        print(f"[{oi}] {spec}: CRASHED: {one_line(ex, 300)} (at {where(ex)})", flush=True)
   write_markdown(res, res_path.with_suffix(".md"))
   if not a.no_plot: plot(res, res_path.with_suffix(".png"))
   return 0

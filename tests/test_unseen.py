@@ -103,6 +103,7 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the
                      "--beam-cache", str(tmp_path / "b.json"), "--no-plot", "--resume", "--repeats", "2", "--variant", variant]) == 0
   res = json.loads((tmp_path / "unseen_s1.json").read_text())
   assert [c["error"] for c in res["crashed"]] == ["KeyError: 'a search bug'"] and len(res["kernels"]) == 2 and all(e["verified"] for e in res["kernels"])
+  assert res["crashed"][0]["at"].startswith("tests/test_unseen.py:") and res["crashed"][0]["at"].endswith(" in flaky")   # where, from the record alone
   assert f"; {len(res['crashed'][0]['keys'])} more crashed: gelu_bias" in (tmp_path / "unseen_s1.md").read_text()
   # --repeats 2: each kernel searched twice (seeds 0, 1), both picks re-timed beside BEAM=2's, the spread in the report
   assert all(len(e["repeats"]) == 2 and all(x["us"] > 0 and x["verified"] for x in e["repeats"]) for e in res["kernels"])
