@@ -106,9 +106,10 @@ def run(a) -> int:
         if isinstance(learned, Exception): raise learned
         measure_op(a, oi, spec, kernels, device, scorer, beam, beam_path, res, res_path, f"{dev_name} ({arch})", learned)
       except Exception as ex:   # one op's crash is recorded (a resumed run tries it again) and the run goes on to the next
-        res.setdefault("crashed", []).append({"op": spec, "keys": [k.key for k in kernels], "error": one_line(ex, 300), "at": where(ex)})
+        crash = {"op": spec, "keys": [k.key for k in kernels], "error": one_line(ex, 300), "at": where(ex)}
+        res.setdefault("crashed", []).append(crash)
         res_path.write_text(json.dumps(res, indent=1))
-        print(f"[{oi}] {spec}: CRASHED: {one_line(ex, 300)} (at {where(ex)})", flush=True)
+        print(f"[{oi}] {spec}: CRASHED: {crash['error']} (at {crash['at']})", flush=True)
   write_markdown(res, res_path.with_suffix(".md"))
   if not a.no_plot: plot(res, res_path.with_suffix(".png"))
   return 0
