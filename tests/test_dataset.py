@@ -75,7 +75,7 @@ def test_sampler_proposals_are_valid(spec):
     assert propose(base, "fixed", rng, hand_coded(base)) == hand_coded(base)
 
 def test_rooted_copies_keep_ranges_that_match_a_plain_scheduler():
-  # dataset.kernel.Rooted caches its ranges and reduces while its AST is unchanged and rebuilds the AST itself on shift_to: after any
+  # dataset.kernel.Rooted caches its ranges and reduces while its AST is unchanged and rebuilds the AST itself on shift_to and SWAP: after any
   # opts (padded and tensor-core ones too) the AST must be the very object tinygrad's own Scheduler makes from the same opts, for the
   # CUDA renderer (locals, groups, tensor cores) as for the CPU one. models.features takes an unpadded candidate's kernel facts
   # from its root: they must be the same
@@ -85,7 +85,7 @@ def test_rooted_copies_keep_ranges_that_match_a_plain_scheduler():
   from models.features import kernel_stats
   asts = [kernel_asts(*parse_variant(v).build("CPU"))[0] for v in ("conv2d:n=2:c=8:h=12:w=12:k=16:ks=3:stride=1:padding=1:fp32",
           "gemm:m=49:k=64:n=197:fp16")]
-  rng, checked = random.Random(0), 0
+  rng, checked, swapped = random.Random(0), 0, 0
   for ast in asts:
     for ren in (CPU, renderer_for("CUDA", "sm_90", compiler=False)):
       base = scheduler(ast, ren)
@@ -100,7 +100,15 @@ def test_rooted_copies_keep_ranges_that_match_a_plain_scheduler():
         assert k.root is base.root and base.applied_opts == [] and k.applied_opts == opts   # copies share nothing mutable
         if not any(o.op in (OptOps.PADTO, OptOps.TC) for o in opts): assert kernel_stats(k) == kernel_stats(k.root)
         checked += bool(opts)
-  assert checked >= 40, checked
+        # every SWAP of this config too: Rooted exchanges two ranges in one pass of its own, tinygrad in two rewrites
+        for a in (a for a in ACTIONS if a.op is OptOps.SWAP):
+          if (k2 := try_apply(k, a, limits=False)) is None: continue
+          twin = Scheduler(prepare(ast), ren)
+          twin.convert_loop_to_global()
+          for o in opts + [a]: twin.apply_opt(o)
+          assert k2.ast is twin.ast and k2.rngs == twin.rngs and k2.applied_opts == opts + [a]
+          swapped += 1
+  assert checked >= 40 and swapped >= 100, (checked, swapped)
 
 def test_neighbours_change_one_amount_or_leave_one_opt_out():
   from dataset.sampler import neighbors
