@@ -200,10 +200,11 @@ def test_generate_tinygrad_beam_measures_its_pick_with_prefixes_once(tmp_path):
   assert pick and pick in beam and all(o == pick[:len(o)] for o in beam)
   db.execute("DELETE FROM measurements WHERE opts=?", (json.dumps(opts_to_json(pick)),)); db.commit(); db.close()
   r = _gen(out, "--kernels", v, "--samples-per-kernel", "1", "--tinygrad-beam", "2", env={**os.environ, "PARALLEL": "2"})
-  assert r.wait(timeout=300) == 0 and '"tinygrad_beam"' not in r.stdout.read()
+  assert r.wait(timeout=300) == 0 and '"tinygrad_beam"' not in (said := r.stdout.read())
   db = sqlite3.connect(out)
   assert db.execute("SELECT search_s FROM picks").fetchall() == [(secs,)]
-  assert db.execute("SELECT source FROM measurements WHERE opts=?", (json.dumps(opts_to_json(pick)),)).fetchall() == [("tinygrad-beam",)]
+  # the rerun's own report beside a failure: once in the slow suite on a 2-core host the pick was not measured again
+  assert db.execute("SELECT source FROM measurements WHERE opts=?", (json.dumps(opts_to_json(pick)),)).fetchall() == [("tinygrad-beam",)], (pick, said[-2000:])
   bad = _gen(tmp_path / "u.sqlite", "--kernels", v, "--tinygrad-beam", "-1")
   assert bad.wait(timeout=120) == 2 and "--tinygrad-beam must be >= 0" in bad.stdout.read()
 
