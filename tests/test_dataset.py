@@ -422,7 +422,6 @@ def test_early_stop_needs_two_slow_runs():
   assert timed(4e-3, 2e-3) == ([2e-3], True)                             # slow twice: timed once, stopped
   assert timed(1e-4, 1e-4, 2e-4, 3e-4) == ([1e-4, 2e-4, 3e-4], False)   # fast: warm-up, then three runs
 
-@pytest.mark.slow   # three retime runs, one in a pool: the data tooling, not the loop
 def _this_machines_store(tmp_path) -> tuple[Path, str]:
   """A copy of the committed CPU store whose rows are this machine's CPU's (retime times them here, and apply writes only rows of
   the device the results were timed on), and the device the store was measured on."""
@@ -436,6 +435,7 @@ def _this_machines_store(tmp_path) -> tuple[Path, str]:
   db.close()
   return store, stored_on
 
+@pytest.mark.slow   # three retime runs, one in a pool: the data tooling, not the loop
 def test_retime_select_run_apply(tmp_path):
   """Early-stopped rows the model ranks high (and a random reference draw) are timed again in full, scaled by their kernel's control
   (its best config, timed again alongside, reported but not written); shards split the kernels."""
