@@ -2,7 +2,8 @@
 a warm-up, min of >= 3 runs, early stop for configs far slower than the best known), and the correctness check against the
 unoptimized kernel on random inputs (for a low-precision kernel, against the same kernel computed in float32 too)."""
 from __future__ import annotations
-import functools, math, queue, threading
+import functools, math, os, queue, threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import NamedTuple
 import numpy as np
@@ -147,7 +148,15 @@ class Bench:
     self.bufs, self.var_vals = self._alloc() if self.wedged is None else ([], {})
     self.hung: list[list[Buffer]] = []   # buffers of runs that never finished: still in use by them
     self.ref: dict[int, np.ndarray]|None = None
-    self.exact: dict[int, Exact]|None = None   # a low-precision kernel's outputs in float32 (widen), and what they allow
+    self._exact: dict[int, Exact|Future]|None = None   # a low-precision kernel's outputs in float32 (widen), and what they allow
+
+  @property
+  def exact(self) -> dict[int, Exact]|None:
+    """The float32 build's bounds (exact_bounds), waited for: they are computed on a thread (set_reference)."""
+    if self._exact is not None and any(isinstance(x, Future) for x in self._exact.values()):
+      try: self._exact = {i: x.result() if isinstance(x, Future) else x for i, x in self._exact.items()}
+      except Exception: self._exact = None   # as where set_reference failed: checked against the unoptimized kernel alone
+    return self._exact
 
   def _alloc(self) -> tuple[list[Buffer], dict]:
     bufs, var_vals = args_from_ast(self.ast, self.device)
@@ -225,11 +234,13 @@ class Bench:
     """`prg`: the unoptimized kernel. `exact`: for a low-precision kernel, its widen()ed build compiled, which runs once on float32
     copies of the very same inputs; candidates are then checked against its outputs (compare_exact)."""
     self.ref = self.outputs(prg)
-    if exact is None or self.low is None: self.exact = None
+    if exact is None or self.low is None: self._exact = None
     else:   # float outputs only: an integer one is compared with the unoptimized kernel's, in the kernel's own precision
       outs = self.outputs_f32(exact)
-      self.exact = {i: exact_bounds(self.ref[i], *outs[i], self.low, sample_idx(self.ref[i].size, self.seed))
-                    for i in outs if i in self.ref and self.ref[i].dtype.kind == "f"}
+      # host numpy over every element (seconds on a network-size output), on a thread: a search goes on meanwhile (tune-model's
+      # other kernels too), and the first check waits for it
+      self._exact = {i: _bounds_pool().submit(exact_bounds, self.ref[i], *outs[i], self.low, sample_idx(self.ref[i].size, self.seed))
+                     for i in outs if i in self.ref and self.ref[i].dtype.kind == "f"}
 
   def outputs_f32(self, prg:UOp) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Each output of the float32 build `prg` (widen) on this Bench's inputs upcast exactly, with its two witnesses; the buffers
@@ -240,6 +251,7 @@ class Bench:
     bufs += [Buffer(self.device, self.bufs[i].size, F32) for i in outs for _ in range(2)]
     try:
       for i, w in enumerate(bufs):   # outputs poisoned as in outputs(): a kernel that reads one reads the same
+        if i >= n: w.ensure_allocated(); continue   # the witnesses are written, never read: no poison to copy in
         _copyin(w.ensure_allocated(), _poison(w) if i in prg.arg.outs else self.bufs[i].numpy().astype(_to_np_dtype(w.dtype)))
       self._run(self._timer(prg, bufs), bufs)
       return {i: (bufs[i].numpy(), bufs[n+2*j].numpy(), bufs[n+2*j+1].numpy()) for j, i in enumerate(outs)}   # fresh arrays (outputs())
@@ -262,6 +274,10 @@ class Bench:
     if self.wedged is not None: return   # freeing waits on the hung kernel too
     for b in self.bufs:
       if b.is_allocated(): b.deallocate()
+
+@functools.cache
+def _bounds_pool() -> ThreadPoolExecutor: return ThreadPoolExecutor(1, thread_name_prefix="exact_bounds")
+os.register_at_fork(after_in_child=_bounds_pool.cache_clear)   # a forked child has no thread of its parent's pool: it starts its own
 
 def _poison(b:Buffer) -> np.ndarray: return np.full(b.size, np.nan if dtypes.is_float(b.dtype) else 0x5A, dtype=_to_np_dtype(b.dtype))
 

@@ -203,10 +203,35 @@ def test_generate_tinygrad_beam_measures_its_pick_with_prefixes_once(tmp_path):
   assert r.wait(timeout=300) == 0 and '"tinygrad_beam"' not in (said := r.stdout.read())
   db = sqlite3.connect(out)
   assert db.execute("SELECT search_s FROM picks").fetchall() == [(secs,)]
-  # the rerun's own report beside a failure: once in the slow suite on a 2-core host the pick was not measured again
+  # the rerun's own report beside a failure (once the pick, a reordering of the hand-coded config, was dropped as its duplicate: the next test)
   assert db.execute("SELECT source FROM measurements WHERE opts=?", (json.dumps(opts_to_json(pick)),)).fetchall() == [("tinygrad-beam",)], (pick, said[-2000:])
   bad = _gen(tmp_path / "u.sqlite", "--kernels", v, "--tinygrad-beam", "-1")
   assert bad.wait(timeout=120) == 2 and "--tinygrad-beam must be >= 0" in bad.stdout.read()
+
+@pytest.mark.slow   # two generate-dataset runs (~20 s on 2 cores)
+def test_a_given_pick_is_measured_even_where_it_builds_a_config_measured_before(tmp_path):
+  # BEAM's pick is often a reordering of the hand-coded config (the same program): where the rerun measures the hand-coded config
+  # first, the pick, a given config, still gets its own row (it was dropped as a duplicate binary, a flaky failure of the test above)
+  from dataset.store import Store
+  from dataset.sampler import hand_coded
+  from dataset.kernel import scheduler
+  from dataset.device import renderer_for
+  from dataset.unseen import kernels_of
+  out, v = tmp_path / "t.sqlite", "gemm:m=32:k=32:n=32:fp32"
+  assert _gen(out, "--kernels", v, "--samples-per-kernel", "1").wait(timeout=300) == 0
+  k = kernels_of(v, "CPU")[0]
+  hand = hand_coded(scheduler(k.ast, renderer_for("CPU")))
+  assert len(hand) == 2
+  pick = hand[::-1]   # commuting opts (an UPCAST and an UNROLL): the same program
+  db = sqlite3.connect(out)
+  dev, = {d for (d,) in db.execute("SELECT device FROM measurements")}
+  db.execute("DELETE FROM measurements WHERE source='hand'"); db.commit(); db.close()
+  s = Store(out); s.add_pick(k.key, dev, "tinygrad-beam", opts_to_json(pick), 1.0); s.close()
+  r = _gen(out, "--kernels", v, "--samples-per-kernel", "1", "--tinygrad-beam", "2")
+  assert r.wait(timeout=300) == 0 and '"tinygrad_beam"' not in (said := r.stdout.read())   # the pick is kept: no BEAM
+  db = sqlite3.connect(out)
+  got = dict(db.execute("SELECT opts, source FROM measurements WHERE status='ok'").fetchall())
+  assert got.get(json.dumps(opts_to_json(hand))) == "hand" and got.get(json.dumps(opts_to_json(pick))) == "tinygrad-beam", (got, said[-2000:])
 
 def test_shards_merge_once(tmp_path):
   # stores measured elsewhere (a GPU host's, gzipped as it returns them) merge into the main store once: finished rows and picks

@@ -519,6 +519,18 @@ def test_reorderings_of_commuting_opts_share_one_normal_form():
   T = Opt(OptOps.THREAD, 0, 2)   # the CPU's threads: with UNROLL, not with UPCAST
   assert normal_form((T, X)) == normal_form((X, T)) and normal_form((T, U)) != normal_form((U, T))
 
+def test_the_reference_is_computed_once_when_verify_asks_for_it_first(monkeypatch):
+  # verify() computes the reference itself when no compile wait did: its own wait on the reference's compile must not compute it
+  # inside (through _idle) and then again (seconds on a network-size output)
+  from dataset.timing import Bench
+  k = _kernel("gemm:m=32:k=64:n=32:fp32")
+  calls, real = [], Bench.set_reference
+  monkeypatch.setattr(Bench, "set_reference", lambda self, *a, **kw: calls.append(1) or real(self, *a, **kw))
+  m = Measurer(k, "CPU", Budget(), workers=2)
+  m._ahead[m.ref_opts].result()   # its compile is in: the next wait's _idle would take it up
+  assert m.verify(m.hand) is None and len(calls) == 1 and m.verify(m.hand) is None and len(calls) == 1
+  m.close()
+
 def test_a_reordering_of_a_compiled_config_takes_its_program_and_a_failed_twin_stands_for_nothing(monkeypatch):
   import search.measure as measure
   from dataclasses import replace
