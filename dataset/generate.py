@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 from tqdm import tqdm
 from dataset.corpus import ShapeError, Variant, extract_into, list_corpus, select
-from dataset.kernel import TINYGRAD_VERSION, opts_to_json, opts_from_json
+from dataset.kernel import TINYGRAD_VERSION, Kernel, opts_to_json, opts_from_json
 from dataset.plan import KernelPlan, MIX, MODEL_MIX
 from dataset.compile import ONE_TRY, Task, Compiled, Overdue, die_with_parent, hang_limit, kill_pool, make_pool
 from dataset.paths import cannot_write
@@ -200,8 +200,7 @@ class Generator:
   def _handle(self, p:KernelPlan, c:Compiled):
     if c.opts is None:
       p.on_empty(c.task); self.stats["duplicates" if c.ast_key else "empty"] += 1; return
-    # a given config (a retry, BEAM's pick and its prefixes) gets its own row even where it builds the code of one measured before:
-    # BEAM's pick is often a reordering of the hand-coded config, and a rerun measures what is missing of the pick
+    # a given config gets its own row even where it builds a measured config's code: BEAM's pick often reorders the hand-coded one
     given = c.task.kind in ("fixed", "tinygrad-beam")
     if c.ast_key in p.asts and c.opts != () and not given and (p.key, c.opts) not in self.retry: p.misses += 1; self.stats["duplicates"] += 1; return
     t0 = time.perf_counter()
@@ -252,12 +251,10 @@ class Generator:
     status = "wrong" if err is not None else "ok"
     self.store.finish(rid, status, t, times, early, c.compile_s, checked, err)
     p.done += 1
-    if status == "ok": p.on_ok(t, c.opts, c.task.kind); self.stats["ok"] += 1
-    else: self.stats["failed"] += 1
+    if status == "ok": p.on_ok(t, c.opts, c.task.kind)
+    self.stats["ok" if status == "ok" else "failed"] += 1
 
-def Kernel_ast(row:dict):
-  from dataset.kernel import Kernel
-  return Kernel.ast_from_blob(row["ast"])
+def Kernel_ast(row:dict): return Kernel.ast_from_blob(row["ast"])
 
 def _num(x) -> float|None:
   try: return float(x)

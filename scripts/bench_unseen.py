@@ -11,7 +11,8 @@ hand-coded config, and torch for the whole op; the three tinygrad answers are ti
   python scripts/bench_unseen.py --out results --workers 15        # on the GPU host (scripts/gpu_unseen.sh)
 A fresh split (--split SEED: what dataset.unseen.draw(SEED) draws, held out as the frozen list is) gives a figure nothing was tuned
 to; its files are unseen_sSEED.* and its BEAM=2 cache results/unseen_sSEED_beam2.json. It is refused before any work if one of its
-kernels is in the stores, their shards or the histories. Two GPUs run halves of it (--range, each its own --out) and --merge joins
+kernels is in the stores, their shards or the histories, and for the frozen list's own seed (dataset.unseen.SEED); it skips kernels
+another split or the frozen list measured. Two GPUs run halves of it (--range, each its own --out) and --merge joins
 them:
   python scripts/bench_unseen.py --split 1 --merge a/unseen_s1.json b/unseen_s1.json --out results
 A search change is measured against the defaults in one call with --repeats 2 --variant '{"speculate": true}' (the last run's Beam
@@ -120,8 +121,8 @@ def split_results(d:Path) -> list[Path]:
 
 def evaluated_keys(dirs:list[Path], own:Path) -> set[str]:
   """Kernel keys that another split's results (unseen_sS.json in `dirs`; not `own`'s split, wherever it is: a split measured again
-  measures all of its kernels) already measured."""
-  files = {p.resolve() for d in dirs for p in split_results(d) if p.name != own.name}
+  measures all of its kernels) or the frozen list's (unseen.json, evaluated at every change) already measured."""
+  files = {p.resolve() for d in dirs for p in [*split_results(d), Path(d) / "unseen.json"] if p.name != own.name and p.is_file()}
   return {e["key"] for p in files for e in json.loads(p.read_text()).get("kernels", [])}
 
 def run_variant(a, r:int) -> dict:
@@ -491,6 +492,7 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   if a.repeats < 1 or a.rounds < 1 or a.together < 1: ap.error("--repeats, --rounds and --together take 1 or more")
   if a.beam_only and a.beam_first is None: ap.error("--beam-only goes with --beam-first")
+  if a.split == SEED: ap.error(f"--split {SEED} draws the frozen list itself (dataset.unseen.SEED), measured many times: no fresh split; run without --split, or another seed")
   if a.variant is not None:   # before any work: a typo would otherwise fail on the first kernel, after the setup
     from dataclasses import fields
     from search.beam import Beam

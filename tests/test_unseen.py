@@ -151,6 +151,10 @@ def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   (tmp_path / "unseen_s2.json").write_text(json.dumps({"kernels": [{"key": "d"}]}))
   assert mod.evaluated_keys([tmp_path], tmp_path / "unseen_s2.json") == {"a", "b"}
   assert mod.evaluated_keys([tmp_path, tmp_path], tmp_path / "unseen_s1.json") == {"d"}
+  (tmp_path / "unseen.json").write_text(json.dumps({"kernels": [{"key": "f"}]}))   # the frozen list's: never fresh either
+  assert mod.evaluated_keys([tmp_path], tmp_path / "unseen_s2.json") == {"a", "b", "f"}
+  with pytest.raises(SystemExit) as e: mod.main(["--split", str(bench_unseen.SEED), "--out", str(tmp_path)])   # the frozen list's own seed
+  assert e.value.code == 2
   shared = set(bench_unseen.benchmark_keys("CPU", bench_unseen.draw(1))) & set(bench_unseen.benchmark_keys("CPU", bench_unseen.draw(2)))
   assert shared   # why it matters: the draws overlap
 

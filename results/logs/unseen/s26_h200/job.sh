@@ -11,7 +11,7 @@
 # SPLIT=28 (logs in ../s28_h200/): V='[{"model": "out/pen2/cost_model_sm_90.txt"}, {}, {"model": "out/pen2/cost_model_sm_90.txt"}]',
 # out/pen2 the shipped model with its compile penalty at weight 2 (carry out/pen2; made here: mkdir -p out/pen2 && cp
 # models/cost_model_sm_90.* out/pen2/, then in out/pen2/cost_model_sm_90.json compile_model.penalty = {"cap_s": 1.0, "weight": 2.0}).
-# SPLIT=29 (logs in ../s29_h200/c1-c3): its BEAM=2 outlasted one call, so c1 `BEAM_ONLY=1 SPLIT=29 T=530`, c2 `V='[{}, {}]' SPLIT=29`
+# SPLIT=29 (logs in ../s29_h200/c1-c3; 29 is the frozen list's own seed, not a fresh split: bench_unseen refuses it since): its BEAM=2 outlasted one call, so c1 `BEAM_ONLY=1 SPLIT=29 T=530`, c2 `V='[{}, {}]' SPLIT=29`
 # (BEAM_FIRST searched the split's remaining kernels until the limit: no learned run), c3 `CACHED=1 R=2 V='[{}]' SPLIT=29 T=470`: the learned
 # runs at the defaults (V: all {}) on the configurations whose kernels all have BEAM=2's pick cached (--cached-beam-only), no BEAM=2.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
