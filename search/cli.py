@@ -29,20 +29,27 @@ FLAGS = {"out_channels": "k", "kernel_size": "ks", "stride": "stride", "padding"
 DEFAULT_BUDGET = 48
 
 def variant_from_args(a, device:str) -> Variant:
-  """The workload at the asked shape; unspecified parameters take the corpus default for the device (its small tier on the CPU)."""
-  builder(a.kernel)  # KeyError for an unknown workload
-  tier = [v for v in CORPUS if v.workload == a.kernel and v.small == (device == "CPU")] or [v for v in CORPUS if v.workload == a.kernel]
+  """The workload at the asked shape; unspecified parameters take the corpus default for the device (its small tier on the CPU).
+  --kernel may be a whole name as the corpus and the benchmarks' reports write it ('conv2d:n=8:c=144:...:fp16'): its parameters
+  are taken as --param's, its dtype as --dtype's, and the flags given beside it go over them."""
+  kernel, *given = a.kernel.split(":")
+  builder(kernel)  # KeyError for an unknown workload
+  tier = [v for v in CORPUS if v.workload == kernel and v.small == (device == "CPU")] or [v for v in CORPUS if v.workload == kernel]
   params = dict(tier[0].params) if tier else {}
+  for part in given:
+    if part in ("fp16", "fp32"): params["dtype"] = part
+    elif "=" in part: params.update([part.split("=", 1)])
+    else: raise ShapeError(f"bad parameter {part!r} in --kernel {a.kernel!r}: expected name=value or fp16/fp32")
   if a.shape:
-    names, vals = SHAPE[a.kernel].split(","), a.shape.split(",")
-    if len(vals) != len(names): raise ShapeError(f"--shape for {a.kernel} is {','.join(n.upper() for n in names)}: got {a.shape!r}")
+    names, vals = SHAPE[kernel].split(","), a.shape.split(",")
+    if len(vals) != len(names): raise ShapeError(f"--shape for {kernel} is {','.join(n.upper() for n in names)}: got {a.shape!r}")
     params.update(zip(names, vals))
   for flag, p in FLAGS.items():
     if (v := getattr(a, flag)) is not None: params[p] = v
   params.update(kv.split("=", 1) for kv in a.param)
   if a.kernel_size is not None and a.padding is None and "padding" in params: params["padding"] = int(a.kernel_size)//2  # 'same'
 
-  spec = ":".join([a.kernel] + [f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in params.items() if k != "dtype"] + [str(params.get("dtype", "fp32"))])
+  spec = ":".join([kernel] + [f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in params.items() if k != "dtype"] + [str(params.get("dtype", "fp32"))])
   return parse_variant(spec)
 
 def emit(out:Path, i:int, kernel:Kernel, o:Outcome, m:Measurer, device:str, dev_name:str, arch:str) -> dict:
@@ -60,7 +67,7 @@ def emit(out:Path, i:int, kernel:Kernel, o:Outcome, m:Measurer, device:str, dev_
 
 def parse_args(argv=None):
   ap = argparse.ArgumentParser("search", description=__doc__.split("\n")[0])
-  ap.add_argument("--kernel", required=True, help="workload: " + ", ".join(SHAPE))
+  ap.add_argument("--kernel", required=True, help="workload: " + ", ".join(SHAPE) + "; or a whole name as reports write it, e.g. gemm:m=512:k=256:n=128:fp16")
   ap.add_argument("--shape", help="comma list; per workload: " + "; ".join(f"{k}: {v.upper()}" for k, v in SHAPE.items()))
   for flag in FLAGS: ap.add_argument("--" + flag.replace("_", "-"), default=None)
   ap.add_argument("--param", action="append", default=[], help="any workload parameter NAME=VALUE")

@@ -240,10 +240,21 @@ def test_corrupt_cache_is_a_clear_error(tmp_path):
   (["--kernel", "gemm", "--shape", "0,4,4"], "bad shape for gemm: m=0"),
   (["--kernel", "gemm", "--strategy", "random", "--out", "/proc/nope/x"], "cannot write"),
   (["--kernel", "gemm", "--history", "/nonexistent/h.json"], "no history file"),
+  (["--kernel", "gemm:m=32:nope"], "bad parameter 'nope'"),
+  (["--kernel", "gemm:m=32:q=3"], "gemm has no parameter 'q'"),
 ])
 def test_search_cli_errors_are_one_line(args, msg):
   r = subprocess.run([sys.executable, "-m", "search.cli", "--device", "CPU", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
   assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+def test_search_cli_takes_a_whole_name_as_reports_write_it():
+  # a name copied from a report (the unseen benchmark's, the corpus's) is the kernel asked for; flags beside it go over it
+  from search.cli import parse_args, variant_from_args
+  v = variant_from_args(parse_args(["--kernel", "conv2d:n=2:c=16:h=8:w=8:k=8:ks=3:padding=1:fp16", "--stride", "2"]), "CPU")
+  p = dict(v.params)
+  assert (v.workload, p["n"], p["c"], p["k"], p["stride"], p["dtype"]) == ("conv2d", 2, 16, 8, 2, "fp16")
+  assert variant_from_args(parse_args(["--kernel", "gemm:m=48:k=32:n=16:fp32"]), "CPU").name == variant_from_args(
+    parse_args(["--kernel", "gemm", "--shape", "48,32,16", "--dtype", "fp32"]), "CPU").name
 
 def test_search_cli_conv2d_with_the_shipped_cpu_model(tmp_path):
   r = subprocess.run([sys.executable, "-m", "search.cli", "--kernel", "conv2d", "--device", "CPU", "--out", str(tmp_path), "--no-cache",
