@@ -87,7 +87,9 @@ def run(a) -> int:
   if a.together > 1: res["together"] = a.together
   if a.beam_first is not None:   # every kernel's BEAM=2 before any learned search: each is timed under the load of its own kind
     res["beam_first"] = True
+    until = time.perf_counter() + (a.beam_s if a.beam_s is not None else math.inf)
     for oi in order:
+      if time.perf_counter() > until: a.cached_beam_only = True; break   # --beam-s spent: learned runs where BEAM=2 is complete
       for k in kernels_of(specs[oi], device):
         if k.key not in done and k.key not in seen and (k.key not in beam or a.beam_again):
           try: beam_search(a, k, device, beam, beam_path, f"{dev_name} ({arch})")
@@ -466,6 +468,9 @@ def main(argv=None) -> int:
   ap.add_argument("--beam-only", action="store_true", help="with --beam-first: stop after the BEAM=2 searches (their cache is the result)")
   ap.add_argument("--barrier-s", type=float, default=1800, help="the longest --beam-first waits for the other parts (seconds)")
   ap.add_argument("--cached-beam-only", action="store_true", help="only the configurations whose kernels all have a BEAM=2 pick in the cache")
+  ap.add_argument("--beam-s", type=float, default=None, metavar="SECONDS", help="with --beam-first: no configuration's BEAM=2 searches start "
+                  "after this many seconds of them; the learned runs then measure the configurations whose BEAM=2 picks are all cached (a split "
+                  "whose BEAM=2 outlasts a call: the next call goes on from the cache)")
   ap.add_argument("--range", default=None, metavar="LO:HI", help="only these configurations (indices into --list)")
   ap.add_argument("--part", default=None, metavar="I/N", help="only every N-th configuration from the I-th (0-based) of --range: one GPU's "
                   "share, dealt round-robin so that the heavy ones (the list is grouped by family) spread over the GPUs")
@@ -491,7 +496,7 @@ def main(argv=None) -> int:
                   "(--models unseen) into --out's unseen.json as its networks, with the host command that made it, and exit")
   a = ap.parse_args(argv)
   if a.repeats < 1 or a.rounds < 1 or a.together < 1: ap.error("--repeats, --rounds and --together take 1 or more")
-  if a.beam_only and a.beam_first is None: ap.error("--beam-only goes with --beam-first")
+  if (a.beam_only or a.beam_s is not None) and a.beam_first is None: ap.error("--beam-only and --beam-s go with --beam-first")
   if a.split == SEED: ap.error(f"--split {SEED} draws the frozen list itself (dataset.unseen.SEED), measured many times: no fresh split; run without --split, or another seed")
   if a.variant is not None:   # before any work: a typo would otherwise fail on the first kernel, after the setup
     from dataclasses import fields

@@ -174,7 +174,7 @@ def test_part_deals_configurations_round_robin(tmp_path, monkeypatch):
 def test_beam_first_searches_every_kernel_with_beam2_before_any_learned_search(tmp_path, monkeypatch):
   # --beam-first: each part's BEAM=2 searches all run before its learned ones, and the parts of one host meet at a barrier between the
   # phases, so that neither kind is timed while the other loads the host's cores
-  import importlib.util, sys
+  import importlib.util, json, sys
   spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
   mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
   events = []
@@ -189,6 +189,12 @@ def test_beam_first_searches_every_kernel_with_beam2_before_any_learned_search(t
   assert mod.main(["--split", "3", "--range", "0:4", "--part", "0/2", "--beam-first", str(bar), "--beam-only", "--device", "CPU",
                    "--workers", "1", "--out", str(tmp_path), "--no-plot"]) == 0
   assert events and set(events) == {"beam"}
+  events.clear()   # --beam-s: no BEAM=2 search starts after it, and the learned runs take the configurations whose picks are all cached
+  (cache := tmp_path / "b.json").write_text(json.dumps({k.key: {"opts": []} for k in mod.kernels_of(mod.draw(3)[2], "CPU")}))
+  assert mod.main(["--split", "3", "--range", "0:4", "--part", "0/2", "--beam-first", str(bar), "--beam-s", "0", "--beam-cache", str(cache),
+                   "--device", "CPU", "--workers", "1", "--out", str(tmp_path), "--no-plot"]) == 0
+  assert events == [2]
+  with pytest.raises(SystemExit): mod.main(["--split", "3", "--beam-s", "10", "--device", "CPU"])   # without --beam-first
   with pytest.raises(SystemExit): mod.main(["--split", "3", "--beam-only", "--device", "CPU"])
   st = time.time()   # a part whose partner never comes waits no longer than --barrier-s
   mod.barrier(tmp_path / "other", (0, 2), 1.5)

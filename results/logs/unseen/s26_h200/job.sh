@@ -14,11 +14,13 @@
 # SPLIT=29 (logs in ../s29_h200/c1-c3; 29 is the frozen list's own seed, not a fresh split: bench_unseen refuses it since): its BEAM=2 outlasted one call, so c1 `BEAM_ONLY=1 SPLIT=29 T=530`, c2 `V='[{}, {}]' SPLIT=29`
 # (BEAM_FIRST searched the split's remaining kernels until the limit: no learned run), c3 `CACHED=1 R=2 V='[{}]' SPLIT=29 T=470`: the learned
 # runs at the defaults (V: all {}) on the configurations whose kernels all have BEAM=2's pick cached (--cached-beam-only), no BEAM=2.
+# BEAM_S=SECONDS: BEAM=2 (what the cache lacks) for that long, then the learned runs on the configurations it completed (--beam-s):
+# a split whose BEAM=2 outlasts a call, e.g. `BEAM_ONLY=1 SPLIT=30 T=530`, then `BEAM_S=250 R=2 V='[{}]' SPLIT=30 T=560`.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
 [ -n "${BEAM_ONLY:-}" ] && VA=(--beam-only)
-S=${SPLIT:-26}; BF=1; [ -n "${CACHED:-}" ] && { BF=; VA+=(--cached-beam-only); }
+S=${SPLIT:-26}; BF=1; [ -n "${CACHED:-}" ] && { BF=; VA+=(--cached-beam-only); }; [ -n "${BEAM_S:-}" ] && VA+=(--beam-s $BEAM_S)
 BEAM_FIRST=$BF SPLIT=$S bash scripts/gpu_unseen.sh ${T:-540} "" --shuffle 0 --rounds 3 --together 8 --repeats ${R:-4} "${VA[@]}" > $OUT/job.log 2>&1
 grep -vE "Exception ignored|Traceback|ops.py|__del__|^ *kernel|^ *$|search.py|TimeoutException|raise " $OUT/job.log | tail -30
 tar czf /tmp/s$S.tgz -C $OUT . && rm -rf $OUT/* && mv /tmp/s$S.tgz $OUT/s$S.tgz   # the host returns 8 files at most
