@@ -171,18 +171,27 @@ def _value(s:str, default):
     return type(default)(float(s) if isinstance(default, float) else int(s)) if isinstance(default, (int, float)) else s
   except (KeyError, ValueError) as e: raise ShapeError(f"bad value {s!r}: expected {type(default).__name__}") from e
 
+def name_parts(spec:str) -> tuple[str, dict[str, str]]:
+  """A name's workload and the parameters it gives, as written ('fp16'/'fp32': the dtype). ShapeError for a part of neither form."""
+  workload, *parts = spec.split(":")
+  given = {}
+  for part in parts:
+    if part in ("fp16", "fp32"): given["dtype"] = part; continue
+    if "=" not in part: raise ShapeError(f"bad parameter {part!r} in {spec!r}: expected name=value")
+    k, v = part.split("=", 1)
+    given[k] = v
+  return workload, given
+
 def parse_variant(spec:str) -> Variant:
   """An ad-hoc variant, written like corpus names: 'conv2d:n=2:c=16:h=32:w=32:k=32:ks=3:fp16' (omitted params take the
   builder's defaults). Raises KeyError for an unknown workload, ShapeError for bad parameters or shapes."""
   import inspect
-  workload, *parts = spec.split(":")
+  workload = spec.split(":")[0]
   b = builder(workload)
   allowed = {k: v.default for k, v in inspect.signature(b).parameters.items() if k != "device"}
   params = {}
-  for part in parts:
-    if part in ("fp16", "fp32"): params["dtype"] = part; continue
-    if "=" not in part: raise ShapeError(f"bad parameter {part!r} in {spec!r}: expected name=value")
-    k, v = part.split("=", 1)
+  for k, v in name_parts(spec)[1].items():
+    if k == "dtype": params["dtype"] = v; continue
     if k not in allowed: raise ShapeError(f"{workload} has no parameter {k!r}; it takes {', '.join(allowed)}")
     params[k] = _value(v, allowed[k])
     if isinstance(params[k], int) and not isinstance(params[k], bool) and params[k] < (0 if k == "padding" else 1):

@@ -4,7 +4,7 @@
 from __future__ import annotations
 import argparse, json, math, sys, time
 from pathlib import Path
-from dataset.corpus import CORPUS, ShapeError, Variant, builder, parse_variant
+from dataset.corpus import CORPUS, ShapeError, Variant, builder, name_parts, parse_variant
 from dataset.device import DeviceError, default_device, device_info, open_device
 from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json
 from search.measure import Budget, Measurer
@@ -32,14 +32,10 @@ def variant_from_args(a, device:str) -> Variant:
   """The workload at the asked shape; unspecified parameters take the corpus default for the device (its small tier on the CPU).
   --kernel may be a whole name as the corpus and the benchmarks' reports write it ('conv2d:n=8:c=144:...:fp16'): its parameters
   are taken as --param's, its dtype as --dtype's, and the flags given beside it go over them."""
-  kernel, *given = a.kernel.split(":")
+  kernel = a.kernel.split(":")[0]
   builder(kernel)  # KeyError for an unknown workload
   tier = [v for v in CORPUS if v.workload == kernel and v.small == (device == "CPU")] or [v for v in CORPUS if v.workload == kernel]
-  params = dict(tier[0].params) if tier else {}
-  for part in given:
-    if part in ("fp16", "fp32"): params["dtype"] = part
-    elif "=" in part: params.update([part.split("=", 1)])
-    else: raise ShapeError(f"bad parameter {part!r} in --kernel {a.kernel!r}: expected name=value or fp16/fp32")
+  params = {**(dict(tier[0].params) if tier else {}), **name_parts(a.kernel)[1]}
   if a.shape:
     names, vals = SHAPE[kernel].split(","), a.shape.split(",")
     if len(vals) != len(names): raise ShapeError(f"--shape for {kernel} is {','.join(n.upper() for n in names)}: got {a.shape!r}")
