@@ -1,5 +1,5 @@
-"""Where a searched-together group's wall goes, per unseen-benchmark result (its kernels' trajectories and marks share the group's
-clock): each group's longest stretch in which no kernel timed anything, with its slowest reference; then, summed over the groups,
+"""Where a searched-together group's wall goes in the first learned run of each unseen-benchmark result (its kernels' trajectories
+and marks share the group's clock): each group's longest stretch in which no kernel timed anything, with its slowest reference; then, summed over the groups,
 the seconds before a group's first timing and to its last model descent.
   python results/logs/verify/group_gaps.py results/unseen_s2[6-9].json > results/logs/verify/group_gaps.txt"""
 import json, sys
