@@ -200,9 +200,8 @@ class Generator:
   def _handle(self, p:KernelPlan, c:Compiled):
     if c.opts is None:
       p.on_empty(c.task); self.stats["duplicates" if c.ast_key else "empty"] += 1; return
-    # a given config gets its own row even where it builds a measured config's code: BEAM's pick often reorders the hand-coded one
-    given = c.task.kind in ("fixed", "tinygrad-beam")
-    if c.ast_key in p.asts and c.opts != () and not given and (p.key, c.opts) not in self.retry: p.misses += 1; self.stats["duplicates"] += 1; return
+    given = c.task.kind in ONE_TRY   # a row even where it builds a measured config's code: BEAM's pick often reorders hand-coded
+    if c.ast_key in p.asts and not given: p.misses += 1; self.stats["duplicates"] += 1; return
     t0 = time.perf_counter()
     b = self._bench(p.key)
     self.phase["bench"] += time.perf_counter() - t0
