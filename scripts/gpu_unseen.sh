@@ -28,8 +28,9 @@ for i in "${!P[@]}"; do p=${P[$i]}
   d=$OUT; [ $NP -gt 1 ] && d=$OUT/g$p; mkdir -p $d
   [ -f results/${NAME}_beam2.json ] && cp results/${NAME}_beam2.json $d/
   A=; [ "${RESUME:-0}" = 1 ] && [ -f results/$NAME.json ] && cp results/$NAME.json $d/ && A=--resume
-  CUDA_VISIBLE_DEVICES=${G[$i]} timeout ${1:-540} python3 scripts/bench_unseen.py "${S[@]}" --device CUDA --workers $W --out $d \
-    --beam-cache $d/${NAME}_beam2.json --range $LO:$HI --part $p/$NP $A "${B[@]}" "${@:3}" > $d/$NAME.log 2>&1 &
+  (CUDA_VISIBLE_DEVICES=${G[$i]} PYTHONFAULTHANDLER=1 timeout ${1:-540} python3 scripts/bench_unseen.py "${S[@]}" --device CUDA --workers $W --out $d \
+    --beam-cache $d/${NAME}_beam2.json --range $LO:$HI --part $p/$NP $A "${B[@]}" "${@:3}" > $d/$NAME.log 2>&1; \
+    echo "bench_unseen exit $?" >> $d/$NAME.log) &
 done
 wait
 for f in $(ls $OUT/$NAME.log $OUT/g*/$NAME.log 2>/dev/null); do echo "== $f"; grep -v "^ *kernel" $f | tail -25; done

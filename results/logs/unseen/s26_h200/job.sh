@@ -16,6 +16,8 @@
 # runs at the defaults (V: all {}) on the configurations whose kernels all have BEAM=2's pick cached (--cached-beam-only), no BEAM=2.
 # BEAM_S=SECONDS: BEAM=2 (what the cache lacks) for that long, then the learned runs on the configurations it completed (--beam-s):
 # a split whose BEAM=2 outlasts a call, e.g. `BEAM_ONLY=1 SPLIT=30 T=530`, then `BEAM_S=250 R=2 V='[{}]' SPLIT=30 T=560`.
+# SPLIT=30 (logs ../s30_h200/c1-c3): c1 `BEAM_ONLY=1 SPLIT=30 T=530` (289 s: 57 of its 70 kernels are earlier splits' and skipped),
+# c2 the same again (its log says so: 'BEAM=2 phase done'), c3 `CACHED=1 R=3 V='[{}]' SPLIT=30 T=420`.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
