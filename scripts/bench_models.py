@@ -459,7 +459,7 @@ def main(argv=None) -> int:
   ap.add_argument("--next-gain", type=float, default=None, help="tune-model's --next-gain (default: its own)")
   ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON", help="the learned strategy's parameters (tune-model's)")
   ap.add_argument("--first-share", type=float, default=0.0, help="tune-model's --first-share (default 0: off)")
-  ap.add_argument("--later-share", type=float, default=None, help="tune-model's --later-share (default: off)")
+  ap.add_argument("--later-share", default=None, help="tune-model's --later-share (default: its own; off: no limit)")
   ap.add_argument("--no-compile-penalty", action="store_true", help="the learned search ranks by the cost model alone")
   ap.add_argument("--timing", choices=("cold", "warm", "auto"), default="cold", help="tune-model's --timing")
   ap.add_argument("--history", default=None, help="tune-model's --history (default: the shipped one for the arch)")
@@ -484,7 +484,9 @@ def main(argv=None) -> int:
   a = ap.parse_args(argv)
   a.argv = list(sys.argv[1:] if argv is None else argv)
   if a.replot: finish(Path(a.replot), False); return 0
-  from search.task_scheduler import bad_later_share   # here, not at the top: it imports the search (0.4 s) that --phases and --replot need not
+  from search.task_scheduler import LATER_SHARE, bad_later_share, read_later_share   # here, not at the top: it imports the search (0.4 s) that --phases and --replot need not
+  try: a.later_share = LATER_SHARE if a.later_share is None else read_later_share(a.later_share)
+  except ValueError: ap.error(f"--later-share {a.later_share}: a share of seconds or off")
   if why := bad_later_share(a.later_share): ap.error(f"--later-share {why}")
   if a.phases:
     try: print(json.dumps(phases(a.phases), indent=1)); return 0

@@ -35,6 +35,7 @@ TOP = 4       # configs a cache entry keeps (its fastest measured): a later sear
 NEXT_GAIN = 0.03
 SHOWN = 20    # per-kernel lines of the summary (the costliest kernels); KERNTUNE_REPORT has them all
 WHEN = ("first", "second", "jit")   # Tuner.when
+LATER_SHARE = 0.25   # tune-model's default (search.task_scheduler.LATER_SHARE, not imported: this module loads with tinygrad)
 
 @dataclass
 class Tuner:
@@ -52,7 +53,7 @@ class Tuner:
   # (task_scheduler.first_effort; None: every kernel the beam's full batch). GPT-2's 37 kernels of 1-16% each spend its search on
   # 37 first batches of 9; 0.05 left its search seconds within their spread (results/dropin_variants.md)
   first_share: float|None = None
-  later_share: float|None = None   # later rounds take at most this share of the tuning's other seconds (task_scheduler.schedule)
+  later_share: float|None = LATER_SHARE   # later rounds take at most this share of the tuning's other seconds (None: no limit)
   quiet: bool = False               # no progress and no summary
   # when a kernel the cache lacks is tuned: at its first sight, where tinygrad's BEAM searches it, or at its second (the second
   # LINEAR that runs it: a TinyJit's capture, a loop's second pass), its first run on tinygrad's default; a kernel a program runs
@@ -348,8 +349,9 @@ def from_env() -> Tuner:
   KERNTUNE_QUIET=1, KERNTUNE_WORKERS (compile processes), KERNTUNE_TIMING (cold, warm, auto),
   KERNTUNE_NEXT_GAIN (a second round's expected gain), KERNTUNE_STOP_GAIN (the share of the program's time a round must be
   expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size), KERNTUNE_LATER_SHARE (the
-  share of the other tuning seconds later rounds may take), KERNTUNE_WHEN (first, second, jit:
+  share of the other tuning seconds later rounds may take, or off), KERNTUNE_WHEN (first, second, jit:
   a kernel tuned at its first sight, its second, or when TinyJit captures it)."""
+  from search.task_scheduler import read_later_share
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
                total_s=float(env("KERNTUNE_TOTAL_S")) if env("KERNTUNE_TOTAL_S") else None,
@@ -359,7 +361,7 @@ def from_env() -> Tuner:
                next_gain=float(env("KERNTUNE_NEXT_GAIN") or NEXT_GAIN),
                stop_gain=float(env("KERNTUNE_STOP_GAIN")) if env("KERNTUNE_STOP_GAIN") else None,
                first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None,
-               later_share=float(env("KERNTUNE_LATER_SHARE")) if env("KERNTUNE_LATER_SHARE") else None, when=env("KERNTUNE_WHEN") or "first")
+               later_share=read_later_share(env("KERNTUNE_LATER_SHARE")) if env("KERNTUNE_LATER_SHARE") else LATER_SHARE, when=env("KERNTUNE_WHEN") or "first")
 
 def report_at_exit(tuner:Tuner, cache_path):
   """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""

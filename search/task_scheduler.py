@@ -31,10 +31,13 @@ STOP_GAIN = 0.003         # a round must be expected to save this share of the m
 # unseen networks tuned in 107.7 and 106.5 s summed against 112.1 and 122.4; it costs MobileNetV2's small convs the 5-20% their
 # later rounds had found, +1-8% on its kernels summed (results/networks_floor_room_ab.md)
 ROOM_GAIN = 0.1
-# later rounds against their seconds (schedule's later_share; tune-model --later-share, off by default): the rounds after a kernel's
-# first may take at most this share of the rest of the tuning's seconds. They cost a compile latency each and are taken by expected
-# gain alone: on one H200 ResNet-50 b1 fp32's spent 7-17 s of its 29-42 s for 0.4-4.1% of its tuned time, BERT-base's 3-4 s of its
-# 10-12 s for 12-18% (bench_models --phases; CHANGELOG 2026-11-30). To be measured on the networks before it is on.
+# later rounds against their seconds (schedule's later_share; tune-model --later-share, drop-in KERNTUNE_LATER_SHARE; "off": no
+# limit): the rounds after a kernel's first may take at most this share of the rest of the tuning's seconds. They cost a compile
+# latency each and are taken by expected gain alone: on one H200 ResNet-50 b1 fp32's spent 7-17 s of its 29-42 s for 0.4-4.1% of
+# its tuned time (CHANGELOG 2026-11-30). At 0.25, in two calls each way round on one H200 (chosen on these, so they are tuned to):
+# ResNet-50 b1 and GPT-2 tuned in 15% and 7% fewer seconds, GPT-2 under a tenth of BEAM=2's (9.4-9.8% against 10.2-10.4%), ViT-Ti
+# drop-in at 7.2-9.2% of BEAM=2's search against 9.2-12.4%, latencies within the runs' spread (results/later_share_h200.md)
+LATER_SHARE = 0.25
 # a kernel's first batch and model descent in proportion to its share of the model's default time, full from this share up
 # (first_effort; tune-model --first-share, drop-in KERNTUNE_FIRST_SHARE, both off by default). Every kernel's descent runs in the
 # compile pool before its first batch compiles, and EfficientNet-B0's tuning (57 kernels, 45 under 1% of its time each) spent 21
@@ -43,6 +46,10 @@ ROOM_GAIN = 0.1
 # and a width-1 descent leave a CNN's 1-4% pointwise and depthwise convs 20-50% slower, and together they are most of its time
 # (MobileNetV2 0.95x -> 1.04x BEAM=2's latency, EfficientNet 0.98x -> 1.02x): off.
 FIRST_SHARE = 0.05
+
+def read_later_share(s:str) -> float|None:
+  """A later_share setting as given on a command line or in the environment: a share, or off (None: no limit)."""
+  return None if s.strip().lower() == "off" else float(s)
 
 def bad_later_share(later_share:float|None) -> str|None:
   """What is wrong with a later_share setting (schedule's), or None: checked where it is read, before any tuning."""

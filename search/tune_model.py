@@ -24,7 +24,7 @@ from search.strategies import STRATEGIES
 from search.onnx_model import ModelError, open_model, parse_shapes
 from search.latency import ROUNDS, check, interleaved, tinygrad_latency, torch_latency
 from search.schedule import NEXT_GAIN, PER_KERNEL_DEFAULT, strategy_params, tune_kernels
-from search.task_scheduler import FIRST_SHARE, bad_later_share
+from search.task_scheduler import FIRST_SHARE, LATER_SHARE, bad_later_share, read_later_share
 from search.beam_compare import beam_kernels
 
 LEARNED = ("beam", "mcts", "pure-model")
@@ -38,7 +38,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
                cache:str|Path|None=None, compare_beam:int=0, beam_cache:str|Path|None=None, search_beam:bool=True,
                torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None, retune:bool=False, workers:int=0, seed:int=0,
                compile_penalty:bool=True, strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:str|Path|bool|None=None,
-               out:str|Path|None=None, timing:str="cold", first_share:float|None=None, later_share:float|None=None,
+               out:str|Path|None=None, timing:str="cold", first_share:float|None=None, later_share:float|None=LATER_SHARE,
                log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
   """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
   OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix.
@@ -178,8 +178,8 @@ def parse_args(argv=None):
                   "flushed, as a kernel runs inside a network; auto: warm where the kernel's buffers fit in half the L2")
   ap.add_argument("--first-share", type=float, default=0.0, metavar="S", help="a kernel under this share of the model's default time "
                   f"gets a first batch and a model descent in proportion (e.g. {FIRST_SHARE}; default 0: every kernel the full one)")
-  ap.add_argument("--later-share", type=float, default=None, metavar="S", help="the kernels' rounds after their first take at most this "
-                  "share of the tuning's other seconds (e.g. 0.25; default: no limit, each round taken by its expected gain)")
+  ap.add_argument("--later-share", type=read_later_share, default=LATER_SHARE, metavar="S", help="the kernels' rounds after their first "
+                  f"take at most this share of the tuning's other seconds (default {LATER_SHARE}; off: each round taken by its expected gain)")
   return ap.parse_args(argv)
 
 def main(argv=None) -> int:

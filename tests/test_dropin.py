@@ -260,7 +260,11 @@ def test_tuner_settings_from_the_environment(monkeypatch):
   assert t.timing == "warm" and t.next_gain == 0.05 and t.stop_gain == 0.001 and Tuner().timing == "cold" and Tuner().next_gain == 0.03
   assert t.first_share == 0.05 and Tuner().first_share is None and t.when == "first"
   monkeypatch.setenv("KERNTUNE_LATER_SHARE", "0.25")
-  assert from_env().later_share == 0.25 and Tuner().later_share is None
+  from search.task_scheduler import LATER_SHARE
+  from search.dropin import LATER_SHARE as DROPIN_LATER_SHARE
+  assert from_env().later_share == 0.25 and Tuner().later_share == LATER_SHARE == DROPIN_LATER_SHARE
+  monkeypatch.setenv("KERNTUNE_LATER_SHARE", "off")
+  assert from_env().later_share is None
   with pytest.raises(ValueError, match="KERNTUNE_LATER_SHARE"): Tuner(later_share=-1.0)
   monkeypatch.setenv("KERNTUNE_WHEN", "second")
   assert from_env().when == "second"

@@ -101,6 +101,12 @@ def test_unknown_device_is_one_line(tmp_path):
                      capture_output=True, text=True, timeout=120)
   assert r.returncode == 2 and r.stderr.strip() == "tune-model: error: unknown device 'TPU': choose one of CUDA, CPU", r.stderr
 
+def test_later_share_reads_off_and_defaults():
+  from search.tune_model import parse_args
+  from search.task_scheduler import LATER_SHARE
+  assert parse_args(["m.onnx"]).later_share == LATER_SHARE and parse_args(["m.onnx", "--later-share", "off"]).later_share is None
+  assert parse_args(["m.onnx", "--later-share", "0.5"]).later_share == 0.5
+
 def test_negative_later_share_is_one_line(tmp_path):
   r = subprocess.run([sys.executable, "-m", "search.tune_model", str(tmp_path / "m.onnx"), "--device", "CPU", "--later-share", "-0.5",
                       "--cache", str(tmp_path / "c.json")], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -7,6 +7,8 @@
 #   for d in vit_$TAG vit_def; do mkdir -p out/call/$d && cp -r /tmp/a/jit_vit_infer_4/runs out/call/$d/ && rm -f out/call/$d/runs/vit_infer.kerntune*; done
 # Beam.overlap (2026-11-29, code 3af9822; h200_overlap/): TAG=ov KTENV=KERNTUNE_OVERLAP=1 (its archive packed both runs at the end).
 # Beam.spare (code 798d857; h200_spare/): TAG=sp KTENV=KERNTUNE_SPARE=1 ORDER="def sp"
+# The later-round cap, before it was the default (c1-c3 of h200_later_share/): TAG=ls KTENV=KERNTUNE_LATER_SHARE=0.25; def ran uncapped then
+# (KTENV=KERNTUNE_LATER_SHARE=off now, with TAG=off and ORDER="off ls").
 # A model: TAG=nm KTENV=KERNTUNE_MODEL=out/noopts/cost_model_sm_90.txt (carry out/noopts too)
 set -u
 source scripts/gpu_host.sh > /tmp/host.txt 2>&1

@@ -7,7 +7,7 @@
 # scripts/bench_models.py --phases .../cache/*.tune.json
 set -u
 for v in ${ORDER:-ls def}; do
-  E=""; [ $v = ls ] && E="--later-share ${S:-0.25}"
+  E="--later-share off"; [ $v = ls ] && E="--later-share ${S:-0.25}"   # def: no cap, the default when c1-c2 ran (results/later_share_h200.md)
   GPUS=0 OUT=$OUT/$v SRC=${SRC:-results/models_cache} FINAL= bash scripts/gpu_models.sh ${NETS:-resnet50_b1_fp32,gpt2_s512_fp32} 200 30 "$E" > $OUT/$v.log 2>&1
   grep -E "^latency|tune-model:" $OUT/$v.log | cut -c1-220
 done
