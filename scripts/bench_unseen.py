@@ -28,7 +28,7 @@ import argparse, json, math, random, re, statistics, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dataset.errors import one_line, where  # noqa: E402
-from dataset.unseen import NETWORKS, SEED, benchmark_keys, draw, fingerprint, kernel_specs, kernels_of, shipped_keys  # noqa: E402
+from dataset.unseen import NETWORKS, SEED, SPLITS, benchmark_keys, draw, fingerprint, kernel_specs, kernels_of, shipped_keys  # noqa: E402
 
 def torch_us(spec:str, reps:int=30) -> float|None:
   """The whole op through torch (cuDNN / cuBLAS / fused attention), median of CUDA-event timings with the L2 flushed before each."""
@@ -77,6 +77,9 @@ def run(a) -> int:
   done = {e["key"] for e in res["kernels"]}
   # a fresh split measures only kernels no earlier split evaluated (two splits share common kernels: split 2 holds 8 of split 1's)
   seen = evaluated_keys([Path(__file__).resolve().parent.parent / "results", out], res_path) if a.split is not None else set()
+  if trained := a.trained:
+    res["skipped_trained"] = sorted(trained); seen |= trained
+    print(f"{len(trained)} of the split's kernels are in the training data (held before the split was held out): skipped", flush=True)
   beam = json.loads(beam_path.read_text()) if beam_path.is_file() else {}
   # a variant's own cost model (--variant's "model"), loaded before any work: a bad file fails here, not after the first kernel
   a.scorers = {v["model"]: load_model(v["model"], device, dev_name, arch, False)[0].scorer(props) for v in a.variant or [] if "model" in v}
@@ -513,6 +516,7 @@ def main(argv=None) -> int:
     except (ValueError, AssertionError): ap.error(f"--part: I/N with 0 <= I < N, got {a.part!r}")
   a.argv = sys.argv[1:] if argv is None else argv
   a.specs = kernel_specs() if a.split is None else draw(a.split)
+  a.trained = set()   # a split's kernels the training data held before the split was held out (below): skipped
   a.name = "unseen" if a.split is None else f"unseen_s{a.split}"
   a.beam_cache = a.beam_cache or f"results/{a.name}_beam2.json"
   if a.rank_pairs:
@@ -539,10 +543,16 @@ def main(argv=None) -> int:
     print(f"merged {s['all']} kernels: {s['geomean_vs_beam2']:.3f}x BEAM=2, wall {s['wall_share']:.3f}"); return 0
   if a.split is not None and not (a.networks or a.replot):   # held out means unseen: checked here, before any work
     from dataset.device import default_device
-    keys = benchmark_keys(a.device or default_device(), a.specs)
-    if hit := sorted(keys[k] for k in set(keys) & shipped_keys()):
-      print(f"bench_unseen: error: split {a.split} holds {len(hit)} kernels seen in training ({', '.join(hit[:3])}...): draw another seed",
+    from dataset.corpus import held_out
+    dev = a.device or default_device()
+    if a.split > SPLITS:
+      print(f"bench_unseen: error: split {a.split} is not held out (dataset.unseen.SPLITS is {SPLITS}): no store excluded it", file=sys.stderr); return 2
+    keys, held = benchmark_keys(dev, a.specs), held_out(dev)
+    if hit := sorted(keys[k] for k in set(keys) & held & shipped_keys()):
+      print(f"bench_unseen: error: split {a.split} holds {len(hit)} held-out kernels the training data holds now ({', '.join(hit[:3])}...)",
             file=sys.stderr); return 2
+    # a wide split's kernel the stores held before its split was held out (dataset.unseen.held_out_keys leaves it out) is not unseen
+    a.trained = set(keys) - held
   if a.networks:
     path = Path(a.out) / f"{a.name}.json"
     res = json.loads(path.read_text())

@@ -136,6 +136,31 @@ def test_together_searches_several_configurations_kernels_at_once(tmp_path, monk
   assert sum(e["learned_s"] for e in res["kernels"]) == pytest.approx(res["kernels"][0]["together_wall_s"], abs=0.01)
   assert "2 configurations searched together at a time" in (tmp_path / "unseen_s1.md").read_text()
 
+def test_wide_splits_draw_new_shapes_and_leave_earlier_splits_alone():
+  # seeds from WIDE draw from longer shape lists (by split 30, 57 of a split's 70 kernels were earlier splits'); earlier seeds draw as before
+  assert bench_unseen.fingerprint(bench_unseen.draw(30)) == "e0b0026d12418dab" and bench_unseen.fingerprint(bench_unseen.draw(1)) == "2a2695344542e460"
+  wide = bench_unseen.draw(bench_unseen.WIDE)
+  assert len(wide) >= 40 and len(set(wide) - {s for k in range(1, bench_unseen.WIDE) for s in bench_unseen.draw(k)}) >= 30
+  assert any(":seq=77:" in s or ":l=1500:" in s or ":h=35:" in s for s in wide)
+
+def test_a_wide_splits_kernel_the_training_data_held_is_skipped_not_refused(tmp_path, monkeypatch, capsys):
+  import importlib.util, sys
+  import dataset.corpus
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  events, split = [], bench_unseen.WIDE
+  monkeypatch.setattr(mod, "beam_search", lambda a, k, *rest: events.append(k.key))
+  monkeypatch.setattr(mod, "measure_op", lambda a, oi, spec, kernels, *rest: events.append(oi))
+  first = {k.key for k in mod.kernels_of(mod.draw(split)[0], "CPU")}
+  real = dataset.corpus.held_out
+  monkeypatch.setattr(dataset.corpus, "held_out", lambda device: real(device) - first)   # as if a store held config 0's kernels
+  (bar := tmp_path / "barrier").mkdir()
+  assert mod.main(["--split", str(split), "--range", "0:2", "--beam-first", str(bar), "--device", "CPU", "--workers", "1",
+                   "--out", str(tmp_path), "--no-plot"]) == 0
+  assert not first & set(events) and 1 in events and 0 not in events and "in the training data" in capsys.readouterr().out
+  assert mod.main(["--split", str(bench_unseen.SPLITS + 1), "--device", "CPU", "--out", str(tmp_path)]) == 2   # not held out: refused
+  assert "is not held out" in capsys.readouterr().err
+
 def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   # splits share common kernels (split 2 holds 8 of split 1's): a split's figure is over kernels no other split evaluated
   import importlib.util, json, sys
