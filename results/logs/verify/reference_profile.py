@@ -2,7 +2,8 @@
 not a benchmark shape): Measurer._reference() (the unoptimized kernel's outputs, the float32 build's, exact_bounds) and Bench.check()
 of one program, each under cProfile, the top functions by their own time. reference_profile_h200_twice.txt, run with commit b0908b7, computed
 the reference twice (search.measure's re-entry, fixed since) and exact_bounds in the caller; reference_profile_h200.txt ran with
-4f6197f (exact_bounds on a thread; read-backs still through Buffer.numpy(), replaced since by dataset.timing._copyout). Output: reference_profile_<device>.txt beside this file.
+4f6197f (exact_bounds on a thread; read-backs still through Buffer.numpy()); reference_profile_h200_copyout.txt with 14e4978 (read-backs by
+dataset.timing._copyout). Output: reference_profile_<device>.txt beside this file.
   python results/logs/verify/reference_profile.py CUDA [SPEC] > results/logs/verify/reference_profile_h200.txt"""
 import cProfile, pstats, io, sys, time, platform
 from dataset.unseen import kernels_of
