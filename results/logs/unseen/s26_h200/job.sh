@@ -18,6 +18,10 @@
 # a split whose BEAM=2 outlasts a call, e.g. `BEAM_ONLY=1 SPLIT=30 T=530`, then `BEAM_S=250 R=2 V='[{}]' SPLIT=30 T=560`.
 # SPLIT=30 (logs ../s30_h200/c1-c3): c1 `BEAM_ONLY=1 SPLIT=30 T=530` (289 s: 57 of its 70 kernels are earlier splits' and skipped),
 # c2 the same again (its log says so: 'BEAM=2 phase done'), c3 `CACHED=1 R=3 V='[{}]' SPLIT=30 T=420`.
+# SPLIT=33 (the first wide split, 58 new kernels on CUDA; BEAM=2 ~1,300 s on one card) on nvidia-h200-x2, a part per GPU: c1
+# `BEAM_ONLY=1 SPLIT=33 T=540`, then here join the parts' caches: python3 -c 'import json,sys; d={}; [d.update(json.load(open(p)))
+# for p in sys.argv[1:]]; print(json.dumps(d, indent=1))' out/u/g*/unseen_s33_beam2.json > results/unseen_s33_beam2.json; c2
+# `BEAM_S=200 R=2 V='[{}]' SPLIT=33 T=560`, then python scripts/bench_unseen.py --split 33 --merge out/u/g*/unseen_s33.json --out results.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
