@@ -94,6 +94,11 @@ class Beam:
   # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same
   # call): the grouped conv at 1.41x without it came to BEAM=2's in both runs; geomean 0.949x and 0.970x, wall 14.3% and 12.6%
   group_branch: bool = True
+  # the first batch also times the model's best config on a tensor-core axis none of its picks uses (a descent from that axis's
+  # best-scored TC action): a 3x3 conv has two (2 and 5), and the model ranks them on little data. Of the fresh splits' fp16 convs
+  # with tensor cores, 11 of 121 had BEAM=2's pick on another axis, 1.18x BEAM=2's time in geomean where it was 5 and the learned 2
+  # (the dilation-4 convs over 1.2x on splits 27 and 30: the model scored TC 5 at the root 0.10 against TC 2's 1.08). To be measured
+  tc_branch: bool = False
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
@@ -161,7 +166,20 @@ class Beam:
     for o, key in ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n] + pool:
       if len(seeds) >= n + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
-    return self._with_group(ctx, with_tensor_cores(seeds, pool, n + 1), None, n + 1, pool)
+    seeds = self._with_group(ctx, with_tensor_cores(seeds, pool, n + 1), None, n + 1, pool)
+    return self._with_tc_axis(ctx, seeds, n + 1, pool) if self.tc_branch else seeds
+
+  def _with_tc_axis(self, ctx:Context, seeds:list, size:int, pool:list=()) -> list:
+    """tc_branch: the seeds with the model's best config on a tensor-core axis none of them uses, after the hand-coded one (the
+    best of a descent from the best-scored TC action on such an axis: the pool's depth-one children, or the root's)."""
+    axes = {o.axis for c, _ in seeds for o in c if o.op is OptOps.TC}
+    other = lambda c: len(c[0]) == 1 and c[0][0].op is OptOps.TC and c[0][0].axis not in axes
+    if not axes or not (roots := [c for c in pool if other(c)] or [c for c in rank(ctx.expand([()]).result(), {ctx.base.ast.key})[0] if other(c)]):
+      return seeds
+    picks, _ = self._descent(ctx, [roots[0][0]], {ctx.base.ast.key, roots[0][1]}, self.max_depth, None)
+    if (c := (picks or roots)[0])[1] in {key for _, key in seeds}: return seeds
+    if ctx.measurer is not None: ctx.measurer.prefetch([c[0]])
+    return second(seeds, c, size)
 
   def _with_group(self, ctx:Context, seeds:list, cands:list|None, size:int, pool:list=()) -> list:
     """With group_branch, where no seed groups a reduction: the seeds with the first of `cands` (group_candidates' result, computed

@@ -763,6 +763,23 @@ def test_group_branch_times_the_models_best_grouped_reduction_and_expands_it_onc
                                     expansion=None, info={}, fix=None, gap=0.0)
     assert Beam(k=2, near_k=0, group_branch=branch)._parents(c.state, c.state["measured"])[0][:2] == [rest[0][0], second]
 
+def test_tc_branch_times_the_models_best_config_on_another_tensor_core_axis():
+  # a 3x3 conv takes tensor cores on two axes (2 and 5) and the model ranks them on little data (BEAM=2's picks of two dilated fp16
+  # convs over 1.2x used axis 5, the learned ones 2): with tc_branch the first batch also holds the best of a descent from the other
+  from search.beam import Beam
+  from tinygrad.codegen.opt import OptOps
+  k = kernel_asts(*parse_variant("conv2d:n=1:c=32:h=8:w=8:k=32:ks=3:stride=1:padding=1:dilation=1:groups=1:fp16").build("CPU"))[0]
+  axes = lambda o: {x.axis for x in o if x.op is OptOps.TC}
+  score = lambda ks: upcast_scorer(ks) + 100.0*np.array([2 in axes(x.applied_opts) for x in ks])   # axis 2 always first
+  ctx = lambda: Context(scheduler(k, renderer_for("CUDA", "sm_90", compiler=False)), None, score, random.Random(0))
+  plain, branched = Beam(tc_branch=False)._seed(ctx()), Beam(tc_branch=True)._seed(ctx())
+  assert {a for o, _ in plain for a in axes(o)} == {2} and len(branched) == len(plain) == Beam.seed_picks + 1
+  assert axes(branched[1][0]) == {5} and len(branched[1][0]) > 1   # descended past its first action, after the hand-coded config
+  assert branched[0] == plain[0] and branched[2:] == plain[1:-1]   # the model's last pick made way
+  gemm = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp16").build("CPU"))[0]   # one axis only: nothing to add
+  g = lambda b: b._seed(Context(scheduler(gemm, renderer_for("CUDA", "sm_90", compiler=False)), None, upcast_scorer, random.Random(0)))
+  assert g(Beam(tc_branch=True)) == g(Beam(tc_branch=False))
+
 def test_a_round_that_betters_the_best_within_the_timing_noise_is_stale():
   # on 20-us kernels the fastest of a round's minima beats the best by chance (a max-reduce "improved" for 5 rounds, 25.1 to 17.2 us,
   # and re-timed at 23.0): with noise_k, a round must better the best by more than the kernel's timing noise to count
