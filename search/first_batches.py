@@ -15,11 +15,12 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict, list, int|None]) -> list[tup
   blob, key, score, params, history, width = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history, descent_width=width))]
 
-def group_candidates(args:tuple[bytes, str, Scorer, dict, int|None]) -> list[tuple[tuple[Opt, ...], bytes]]:
-  """Beam(**params).group_candidates for a kernel (AST blob, key, scorer, params, its descent's width), in a compile worker beside
-  the kernel's descent: it is a second descent of as many seconds, and a group of kernels leaves workers idle."""
-  blob, key, score, params, width = args
-  return Beam(**params).group_candidates(Context(worker_base(blob, key), None, score, descent_width=width))
+def branch_candidates(args:tuple[str, bytes, str, Scorer, dict, int|None]) -> list[tuple[tuple[Opt, ...], bytes]]:
+  """Beam(**params).group_candidates or .tc_candidates (`which`) for a kernel (AST blob, key, scorer, params, its descent's width),
+  in a compile worker beside the kernel's descent: each is a second descent of as many seconds, and a group of kernels leaves
+  workers idle."""
+  which, blob, key, score, params, width = args
+  return getattr(Beam(**params), which)(Context(worker_base(blob, key), None, score, descent_width=width))
 
 def guess_us(base) -> float:
   """A kernel's default time before it is timed, to order work by: the larger of its FLOPs at 1 TFLOP/s and its bytes at 0.5 TB/s,
@@ -44,7 +45,8 @@ class Preparing:
   poll(): the contexts newly ready, without waiting; wait(): at least one (blocking); each as (index, its batch or why it could
   not be prepared)."""
   def __init__(self, strat, ctxs:list[Context], timed:Callable[[int], tuple[int, float|None]]|None=None, window:int|None=None):
-    self.strat, self.ctxs, self.futs, self.gfuts, self.left, self.queue = strat, ctxs, {}, {}, list(range(len(ctxs))), []
+    self.strat, self.ctxs, self.futs, self.left, self.queue = strat, ctxs, {}, list(range(len(ctxs))), []
+    self.gfuts, self.tfuts = {}, {}   # group_candidates' and tc_candidates' jobs
     self.timed, self.window, self.lock = timed, window or len(ctxs), threading.RLock()
     # the guesses are made here, in the caller's thread: the window is refilled from the pool's thread too
     self.guess = {i: guess_us(c.base) for i, c in enumerate(ctxs)} if timed is not None else {}
@@ -54,8 +56,9 @@ class Preparing:
       # history roots), and GPT-2's 11 kernels descending in lockstep took 6.5-7.7 s of setup on the H200 host; here,
       # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
       self.params = {f.name: getattr(strat, f.name) for f in fields(strat)}
-      # group_branch's descent runs beside the kernel's own (group_candidates), not after it in the same worker
+      # group_branch's and tc_branch's descents run beside the kernel's own (branch_candidates), not after it in the same worker
       self.params["group_branch"], self.group = False, strat.group_branch and strat.k != 0
+      self.params["tc_branch"], self.tc = False, strat.tc_branch and strat.k != 0
       # (told apart by the history's size: history_roots replays configs, 0.05 s a kernel in the H200 host's main process)
       self.queue = sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width)
       for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
@@ -72,7 +75,8 @@ class Preparing:
         with contextlib.suppress(Exception):
           self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**self.params, "seed_picks": self.strat.first_batch(c)},
                                                     c.history, c.descent_width))
-          if self.group: self.gfuts[i] = m.pool.submit(group_candidates, (m.blob, m.kernel.key, c.score, self.params, c.descent_width))
+          for on, futs, which in ((self.group, self.gfuts, "group_candidates"), (self.tc, self.tfuts, "tc_candidates")):
+            if on: futs[i] = m.pool.submit(branch_candidates, (which, m.blob, m.kernel.key, c.score, self.params, c.descent_width))
         self.queue.remove(i)
         if i in self.futs and self.queue: self.futs[i].add_done_callback(lambda f: threading.Thread(target=self._fill, daemon=True).start())
 
@@ -86,10 +90,12 @@ class Preparing:
     c = self.ctxs[i]
     try: batch = self.futs[i].result() if i in self.futs else None
     except Exception: batch = None   # computed here, then
-    try: group = self.gfuts[i].result() if i in self.gfuts else None
-    except Exception: group = None   # likewise
+    branches = []
+    for futs in (self.gfuts, self.tfuts):
+      try: branches.append(futs[i].result() if i in futs else None)
+      except Exception: branches.append(None)   # likewise
     c.measurer.mark("descended")
-    try: out = self.strat.prepare(c, batch, group)
+    try: out = self.strat.prepare(c, batch, *branches)
     except Exception as e: return i, e
     c.measurer.prefetch(out)
     c.measurer.mark("first_batch")   # the model's descent is done and its picks are compiling
@@ -97,7 +103,7 @@ class Preparing:
 
   def poll(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
     """The descents done in the pool, and those that run here (computed now: nothing runs them meanwhile)."""
-    with self.lock: due = [i for i in self.left if i not in self.queue and all(i not in f or f[i].done() for f in (self.futs, self.gfuts))]
+    with self.lock: due = [i for i in self.left if i not in self.queue and all(i not in f or f[i].done() for f in (self.futs, self.gfuts, self.tfuts))]
     ready = [self._take(i) for i in due]
     self._fill()
     return ready
@@ -105,7 +111,7 @@ class Preparing:
   def wait(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
     if not self.left: return []
     if ready := self.poll(): return ready
-    with self.lock: running = [f[i] for i in self.left for f in (self.futs, self.gfuts) if i in f and not f[i].done()]
+    with self.lock: running = [f[i] for i in self.left for f in (self.futs, self.gfuts, self.tfuts) if i in f and not f[i].done()]
     concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
     return self.poll()
 
@@ -118,4 +124,5 @@ class Preparing:
       for i in list(self.left):
         if i in self.futs and self.futs[i].cancel():
           self.left.remove(i); del self.futs[i]
-          if i in self.gfuts: self.gfuts.pop(i).cancel()
+          for f in (self.gfuts, self.tfuts):
+            if i in f: f.pop(i).cancel()

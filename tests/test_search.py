@@ -321,12 +321,13 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
     calls = []
     ms = [Measurer(k, "CPU", Budget(measurements=n), workers=2) for k in ks]
     ctxs = [Context(scheduler(k.ast, CPU), m, score, history=h) for k, m, h in zip(ks, ms, hists)]
-    # group_branch's descents run as jobs of their own beside the kernels' (on the CPU no action groups a reduction: they find none)
-    prep, done = Preparing(Spy(group_branch=True), ctxs), {}
-    assert set(prep.gfuts) == {0, 1, 2}
+    # group_branch's and tc_branch's descents run as jobs of their own beside the kernels' (on the CPU no action groups a reduction
+    # and none takes tensor cores: they find none)
+    prep, done = Preparing(Spy(group_branch=True, tc_branch=True), ctxs), {}
+    assert set(prep.gfuts) == set(prep.tfuts) == {0, 1, 2}
     while prep.left: done.update(prep.wait())
     got = [done[i] for i in range(len(ctxs))]
-    local = [Beam(group_branch=True).prepare(Context(scheduler(k.ast, CPU), m, score, history=h)) for k, m, h in zip(ks, ms, hists)]
+    local = [Beam(group_branch=True, tc_branch=True).prepare(Context(scheduler(k.ast, CPU), m, score, history=h)) for k, m, h in zip(ks, ms, hists)]
     # every config of a first batch is compiling, or a reordering of one that is (search.commute)
     assert got == local and [len(b) for b in got] == [3 if n else 9]*3 and all(m.compiled >= len(set(map(normal_form, b))) for m, b in zip(ms, got))
     assert calls == [] and all(c.share == 3 for c in ctxs)   # every descent ran in a worker
@@ -776,6 +777,9 @@ def test_tc_branch_times_the_models_best_config_on_another_tensor_core_axis():
   assert {a for o, _ in plain for a in axes(o)} == {2} and len(branched) == len(plain) == Beam.seed_picks + 1
   assert axes(branched[1][0]) == {5} and len(branched[1][0]) > 1   # descended past its first action, after the hand-coded config
   assert branched[0] == plain[0] and branched[2:] == plain[1:-1]   # the model's last pick made way
+  # computed apart (search.first_batches runs the branch's descent beside the kernel's) and merged by prepare: the same batch
+  cands = Beam(tc_branch=True).tc_candidates(ctx())
+  assert axes(cands[0][0]) == {5} and Beam(tc_branch=True).prepare(ctx(), [o for o, _ in plain], None, cands) == [o for o, _ in branched]
   gemm = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp16").build("CPU"))[0]   # one axis only: nothing to add
   g = lambda b: b._seed(Context(scheduler(gemm, renderer_for("CUDA", "sm_90", compiler=False)), None, upcast_scorer, random.Random(0)))
   assert g(Beam(tc_branch=True)) == g(Beam(tc_branch=False))
