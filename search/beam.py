@@ -9,7 +9,8 @@ from tinygrad.codegen.opt import Opt, OptOps
 from dataset.sampler import hand_coded, replay
 from search.measure import BudgetExhausted
 from search.adapt import Correction, kendall, shape_terms
-from search.picks import grouped, rank, round_robin, second, tensor_cores, with_tensor_cores
+from search.picks import grouped, rank, round_robin, tensor_cores, with_tensor_cores
+from search.branches import with_group, with_tc_axis
 from search.context import Context
 
 class _Joined:
@@ -166,48 +167,8 @@ class Beam:
     for o, key in ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n] + pool:
       if len(seeds) >= n + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
-    seeds = self._with_group(ctx, with_tensor_cores(seeds, pool, n + 1), None, n + 1, pool)
-    return self._with_tc_axis(ctx, seeds, None, n + 1, pool)
-
-  def _with_tc_axis(self, ctx:Context, seeds:list, cands:list|None, size:int, pool:list=()) -> list:
-    """With tc_branch, where the seeds take tensor cores: the seeds with the first of `cands` (tc_candidates' result, computed here
-    if None) on an axis none of them uses, after the hand-coded one."""
-    axes = {o.axis for c, _ in seeds for o in c if o.op is OptOps.TC}
-    if not self.tc_branch or not axes: return seeds
-    keys, on = {key for _, key in seeds}, lambda c: {o.axis for o in c[0] if o.op is OptOps.TC}
-    if (c := next((c for c in (self.tc_candidates(ctx, pool) if cands is None else cands) if not on(c) & axes and c[1] not in keys), None)) is None:
-      return seeds
-    if ctx.measurer is not None: ctx.measurer.prefetch([c[0]])
-    return second(seeds, c, size)
-
-  def tc_candidates(self, ctx:Context, pool:list=()) -> list[tuple[tuple[Opt, ...], bytes]]:
-    """tc_branch's configs, best first: where the kernel takes tensor cores on more than one axis, a descent from the best-scored TC
-    action on an axis other than the best-scored TC action's (the pool's depth-one children, or the root's: the same ones, so
-    search.first_batches runs it beside the kernel's descent), then that action. Empty where there is one axis or none."""
-    tcs = [c for c in pool if len(c[0]) == 1 and c[0][0].op is OptOps.TC] or \
-          [c for c in rank(ctx.expand([()]).result(), {ctx.base.ast.key})[0] if c[0][0].op is OptOps.TC]
-    if not (roots := [c for c in tcs if c[0][0].axis != tcs[0][0][0].axis]): return []
-    picks, _ = self._descent(ctx, [roots[0][0]], {ctx.base.ast.key, roots[0][1]}, self.max_depth, None)
-    return picks[:1] + roots[:1]
-
-  def _with_group(self, ctx:Context, seeds:list, cands:list|None, size:int, pool:list=()) -> list:
-    """With group_branch, where no seed groups a reduction: the seeds with the first of `cands` (group_candidates' result, computed
-    here if None) not among them, after the hand-coded one."""
-    if not self.group_branch or any(grouped(o) for o, _ in seeds): return seeds
-    keys = {key for _, key in seeds}
-    if (g := next((c for c in (self.group_candidates(ctx, pool) if cands is None else cands) if c[1] not in keys), None)) is None: return seeds
-    if ctx.measurer is not None: ctx.measurer.prefetch([g[0]])
-    return second(seeds, g, size)
-
-  def group_candidates(self, ctx:Context, pool:list=()) -> list[tuple[tuple[Opt, ...], bytes]]:
-    """The model's configs that group a reduction, best first: a descent from the best-scored GROUP/GROUPTOP first actions (the
-    pool's, or the root's children: the same ones, so search.first_batches runs it beside the kernel's descent), then those
-    actions. Empty if the kernel has no reduction to group."""
-    roots = ([c for c in pool if len(c[0]) == 1 and grouped(c[0])] or [c for c in rank(ctx.expand([()]).result(),
-             {ctx.base.ast.key})[0] if grouped(c[0])])[:ctx.descent_width or self.descent_width]
-    if not roots: return []
-    picks, _ = self._descent(ctx, [o for o, _ in roots], {ctx.base.ast.key} | {key for _, key in roots}, self.max_depth, None)
-    return picks + roots
+    seeds = with_group(self, ctx, with_tensor_cores(seeds, pool, n + 1), None, n + 1, pool)
+    return with_tc_axis(self, ctx, seeds, None, n + 1, pool)
 
   def _with_history(self, ctx:Context, batch:list) -> list:
     """The first batch with up to history_picks of ctx.history's configs after the hand-coded one, in place of the model's last
@@ -228,8 +189,8 @@ class Beam:
 
   def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None, group:list|None=None, tc:list|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: that batch as search.first_batches.seed_batch computed it in a worker; `group` and `tc`: group_candidates' and
-    tc_candidates', likewise."""
+    `batch`: that batch as search.first_batches.seed_batch computed it in a worker; `group` and `tc`: search.branches'
+    group_candidates' and tc_candidates', likewise."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
@@ -237,8 +198,8 @@ class Beam:
       else:
         batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
         if self.k != 0:
-          batch = self._with_group(ctx, batch, group, self.first_batch(ctx) + 1)
-          batch = self._with_tc_axis(ctx, batch, tc, self.first_batch(ctx) + 1)
+          batch = with_group(self, ctx, batch, group, self.first_batch(ctx) + 1)
+          batch = with_tc_axis(self, ctx, batch, tc, self.first_batch(ctx) + 1)
       batch = self._with_history(ctx, batch)
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks

@@ -7,6 +7,7 @@ from dataclasses import fields
 from tinygrad.codegen.opt import Opt
 from dataset.compile import worker_base
 from search.beam import Beam
+from search.branches import group_candidates, tc_candidates
 from search.context import Context, Scorer
 
 def seed_batch(args:tuple[bytes, str, Scorer, dict, list, int|None]) -> list[tuple[Opt, ...]]:
@@ -15,12 +16,14 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict, list, int|None]) -> list[tup
   blob, key, score, params, history, width = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history, descent_width=width))]
 
+BRANCHES = {"group": group_candidates, "tc": tc_candidates}
+
 def branch_candidates(args:tuple[str, bytes, str, Scorer, dict, int|None]) -> list[tuple[tuple[Opt, ...], bytes]]:
-  """Beam(**params).group_candidates or .tc_candidates (`which`) for a kernel (AST blob, key, scorer, params, its descent's width),
-  in a compile worker beside the kernel's descent: each is a second descent of as many seconds, and a group of kernels leaves
-  workers idle."""
+  """search.branches' group_candidates or tc_candidates (`which`) for a kernel (AST blob, key, scorer, Beam params, its descent's
+  width), in a compile worker beside the kernel's descent: each is a second descent of as many seconds, and a group of kernels
+  leaves workers idle."""
   which, blob, key, score, params, width = args
-  return getattr(Beam(**params), which)(Context(worker_base(blob, key), None, score, descent_width=width))
+  return BRANCHES[which](Beam(**params), Context(worker_base(blob, key), None, score, descent_width=width))
 
 def guess_us(base) -> float:
   """A kernel's default time before it is timed, to order work by: the larger of its FLOPs at 1 TFLOP/s and its bytes at 0.5 TB/s,
@@ -75,7 +78,7 @@ class Preparing:
         with contextlib.suppress(Exception):
           self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**self.params, "seed_picks": self.strat.first_batch(c)},
                                                     c.history, c.descent_width))
-          for on, futs, which in ((self.group, self.gfuts, "group_candidates"), (self.tc, self.tfuts, "tc_candidates")):
+          for on, futs, which in ((self.group, self.gfuts, "group"), (self.tc, self.tfuts, "tc")):
             if on: futs[i] = m.pool.submit(branch_candidates, (which, m.blob, m.kernel.key, c.score, self.params, c.descent_width))
         self.queue.remove(i)
         if i in self.futs and self.queue: self.futs[i].add_done_callback(lambda f: threading.Thread(target=self._fill, daemon=True).start())

@@ -13,6 +13,7 @@ from dataset.sampler import children, hand_coded, replay
 from search.measure import Budget, Measurer
 from search.commute import normal_form
 from search.context import Context
+from search.branches import group_candidates, tc_candidates
 from search.strategies import STRATEGIES, finish
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -757,7 +758,7 @@ def test_group_branch_times_the_models_best_grouped_reduction_and_expands_it_onc
   g, rest = next(x for x in kids if grouped(x[0])), [x for x in kids if not grouped(x[0])][:7]
   assert Beam(group_branch=True).prepare(ctx(), [o for o, _ in plain], [g])[1] == g[0]   # the candidates it is given, not its own
   # computed apart (search.first_batches runs the grouped descent beside the kernel's) and merged by prepare: the same batch
-  apart = Beam(group_branch=True).prepare(ctx(), [o for o, _ in plain], Beam(group_branch=True).group_candidates(ctx()))
+  apart = Beam(group_branch=True).prepare(ctx(), [o for o, _ in plain], group_candidates(Beam(group_branch=True), ctx()))
   assert apart == Beam(group_branch=True).prepare(ctx()) == [o for o, _ in branched]
   for branch, second in ((False, rest[1][0]), (True, g[0])):
     c.state.clear(); c.state.update(batch=None, measured=rest + [g], expanded=set(), neared=set(), seen={x[1] for x in kids}, late=[],
@@ -778,7 +779,7 @@ def test_tc_branch_times_the_models_best_config_on_another_tensor_core_axis():
   assert axes(branched[1][0]) == {5} and len(branched[1][0]) > 1   # descended past its first action, after the hand-coded config
   assert branched[0] == plain[0] and branched[2:] == plain[1:-1]   # the model's last pick made way
   # computed apart (search.first_batches runs the branch's descent beside the kernel's) and merged by prepare: the same batch
-  cands = Beam(tc_branch=True).tc_candidates(ctx())
+  cands = tc_candidates(Beam(tc_branch=True), ctx())
   assert axes(cands[0][0]) == {5} and Beam(tc_branch=True).prepare(ctx(), [o for o, _ in plain], None, cands) == [o for o, _ in branched]
   gemm = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp16").build("CPU"))[0]   # one axis only: nothing to add
   g = lambda b: b._seed(Context(scheduler(gemm, renderer_for("CUDA", "sm_90", compiler=False)), None, upcast_scorer, random.Random(0)))
