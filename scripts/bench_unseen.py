@@ -99,7 +99,7 @@ def run(a) -> int:
           except Exception as ex: print(f"[{oi}] {k.name}: BEAM=2 failed: {one_line(ex, 300)}", flush=True)
     if a.beam_first: barrier(Path(a.beam_first), a.part or (0, 1), a.barrier_s)
     a.beam_again = False   # searched just now
-    print(f"BEAM=2 phase done: {len(beam)} kernels in the cache, {len(seen)} kernels skipped as other splits'", flush=True)
+    print(f"BEAM=2 phase done: {len(beam)} kernels in the cache, {len(seen)} kernels skipped (other splits' or the training data's)", flush=True)
     if a.beam_only: return 0   # a one-GPU host whose split's BEAM=2 outlasts a call: the learned runs in the next, from the cache
   for ci in range(0, len(order), a.together):
     ops = [(oi, specs[oi], [k for k in kernels_of(specs[oi], device) if k.key not in done and k.key not in seen]) for oi in order[ci:ci + a.together]]

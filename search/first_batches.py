@@ -16,14 +16,14 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict, list, int|None]) -> list[tup
   blob, key, score, params, history, width = args
   return [o for o, _ in Beam(**params)._seed(Context(worker_base(blob, key), None, score, history=history, descent_width=width))]
 
-BRANCHES = {"group": group_candidates, "tc": tc_candidates}
+BRANCHES = {"group": (group_candidates, "group_branch"), "tc": (tc_candidates, "tc_branch")}   # Beam.prepare's argument: (candidates, flag)
 
 def branch_candidates(args:tuple[str, bytes, str, Scorer, dict, int|None]) -> list[tuple[tuple[Opt, ...], bytes]]:
   """search.branches' group_candidates or tc_candidates (`which`) for a kernel (AST blob, key, scorer, Beam params, its descent's
   width), in a compile worker beside the kernel's descent: each is a second descent of as many seconds, and a group of kernels
   leaves workers idle."""
   which, blob, key, score, params, width = args
-  return BRANCHES[which](Beam(**params), Context(worker_base(blob, key), None, score, descent_width=width))
+  return BRANCHES[which][0](Beam(**params), Context(worker_base(blob, key), None, score, descent_width=width))
 
 def guess_us(base) -> float:
   """A kernel's default time before it is timed, to order work by: the larger of its FLOPs at 1 TFLOP/s and its bytes at 0.5 TB/s,
@@ -49,7 +49,7 @@ class Preparing:
   not be prepared)."""
   def __init__(self, strat, ctxs:list[Context], timed:Callable[[int], tuple[int, float|None]]|None=None, window:int|None=None):
     self.strat, self.ctxs, self.futs, self.left, self.queue = strat, ctxs, {}, list(range(len(ctxs))), []
-    self.gfuts, self.tfuts = {}, {}   # group_candidates' and tc_candidates' jobs
+    self.bfuts: dict[str, dict] = {}   # the branches' jobs (BRANCHES' names), of the branches the beam takes
     self.timed, self.window, self.lock = timed, window or len(ctxs), threading.RLock()
     # the guesses are made here, in the caller's thread: the window is refilled from the pool's thread too
     self.guess = {i: guess_us(c.base) for i, c in enumerate(ctxs)} if timed is not None else {}
@@ -60,8 +60,9 @@ class Preparing:
       # one after another, ResNet-50 b32's 27 took 14.5-18.7 s. The deep ones go first: the setup waits on the slowest.
       self.params = {f.name: getattr(strat, f.name) for f in fields(strat)}
       # group_branch's and tc_branch's descents run beside the kernel's own (branch_candidates), not after it in the same worker
-      self.params["group_branch"], self.group = False, strat.group_branch and strat.k != 0
-      self.params["tc_branch"], self.tc = False, strat.tc_branch and strat.k != 0
+      for which, (_, flag) in BRANCHES.items():
+        if self.params[flag] and strat.k != 0: self.bfuts[which] = {}
+        self.params[flag] = False
       # (told apart by the history's size: history_roots replays configs, 0.05 s a kernel in the H200 host's main process)
       self.queue = sorted(range(len(ctxs)), key=lambda i: len(ctxs[i].history) >= strat.descent_width)
       for c in ctxs: c.share = len(ctxs)   # later rounds' expansions share the pool with the other kernels' compiles
@@ -78,8 +79,8 @@ class Preparing:
         with contextlib.suppress(Exception):
           self.futs[i] = m.pool.submit(seed_batch, (m.blob, m.kernel.key, c.score, {**self.params, "seed_picks": self.strat.first_batch(c)},
                                                     c.history, c.descent_width))
-          for on, futs, which in ((self.group, self.gfuts, "group"), (self.tc, self.tfuts, "tc")):
-            if on: futs[i] = m.pool.submit(branch_candidates, (which, m.blob, m.kernel.key, c.score, self.params, c.descent_width))
+          for which, futs in self.bfuts.items():
+            futs[i] = m.pool.submit(branch_candidates, (which, m.blob, m.kernel.key, c.score, self.params, c.descent_width))
         self.queue.remove(i)
         if i in self.futs and self.queue: self.futs[i].add_done_callback(lambda f: threading.Thread(target=self._fill, daemon=True).start())
 
@@ -93,12 +94,12 @@ class Preparing:
     c = self.ctxs[i]
     try: batch = self.futs[i].result() if i in self.futs else None
     except Exception: batch = None   # computed here, then
-    branches = []
-    for futs in (self.gfuts, self.tfuts):
-      try: branches.append(futs[i].result() if i in futs else None)
-      except Exception: branches.append(None)   # likewise
+    branches = {}
+    for which, futs in self.bfuts.items():
+      try: branches[which] = futs[i].result() if i in futs else None
+      except Exception: branches[which] = None   # likewise
     c.measurer.mark("descended")
-    try: out = self.strat.prepare(c, batch, *branches)
+    try: out = self.strat.prepare(c, batch, **branches)
     except Exception as e: return i, e
     c.measurer.prefetch(out)
     c.measurer.mark("first_batch")   # the model's descent is done and its picks are compiling
@@ -106,7 +107,7 @@ class Preparing:
 
   def poll(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
     """The descents done in the pool, and those that run here (computed now: nothing runs them meanwhile)."""
-    with self.lock: due = [i for i in self.left if i not in self.queue and all(i not in f or f[i].done() for f in (self.futs, self.gfuts, self.tfuts))]
+    with self.lock: due = [i for i in self.left if i not in self.queue and all(i not in f or f[i].done() for f in (self.futs, *self.bfuts.values()))]
     ready = [self._take(i) for i in due]
     self._fill()
     return ready
@@ -114,7 +115,7 @@ class Preparing:
   def wait(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
     if not self.left: return []
     if ready := self.poll(): return ready
-    with self.lock: running = [f[i] for i in self.left for f in (self.futs, self.gfuts, self.tfuts) if i in f and not f[i].done()]
+    with self.lock: running = [f[i] for i in self.left for f in (self.futs, *self.bfuts.values()) if i in f and not f[i].done()]
     concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
     return self.poll()
 
@@ -127,5 +128,5 @@ class Preparing:
       for i in list(self.left):
         if i in self.futs and self.futs[i].cancel():
           self.left.remove(i); del self.futs[i]
-          for f in (self.gfuts, self.tfuts):
+          for f in self.bfuts.values():
             if i in f: f.pop(i).cancel()

@@ -325,7 +325,7 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
     # group_branch's and tc_branch's descents run as jobs of their own beside the kernels' (on the CPU no action groups a reduction
     # and none takes tensor cores: they find none)
     prep, done = Preparing(Spy(group_branch=True, tc_branch=True), ctxs), {}
-    assert set(prep.gfuts) == set(prep.tfuts) == {0, 1, 2}
+    assert set(prep.bfuts) == {"group", "tc"} and all(set(f) == {0, 1, 2} for f in prep.bfuts.values())
     while prep.left: done.update(prep.wait())
     got = [done[i] for i in range(len(ctxs))]
     local = [Beam(group_branch=True, tc_branch=True).prepare(Context(scheduler(k.ast, CPU), m, score, history=h)) for k, m, h in zip(ks, ms, hists)]
