@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # one nvidia-h200 call (carry .whl; run from the repository root): tune-model --later-share S (ls; default 0.25) against the
-# defaults (def), one after the other on the one GPU, BEAM=2's cached picks re-timed in each run. NETS: the corpus pair by default;
-# the unseen pair with SRC=results/unseen_models_cache_h200 NETS=bert_base_s128_fp32,vit_b_16_b1_fp16. ORDER="def ls": the other
+# no cap (def: --later-share off, the default before), one after the other on the one GPU, BEAM=2's cached picks re-timed in each run. NETS: the corpus pair by default;
+# the unseen pair with SRC=results/unseen_models_cache_h200 NETS=bert_base_s128_fp32,vit_b_16_b1_fp16 (c3, then c4 with ORDER="def ls",
+# after the cap became the default). ORDER="def ls": the other
 # way round (in each of three calls of 2026-11-30 the run that went second tuned longer: swap the order between calls; each run's
 # results.tgz has the host's load before and after it, load.txt). Then, here: unpack each results.tgz and python
 # scripts/bench_models.py --phases .../cache/*.tune.json
