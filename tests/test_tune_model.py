@@ -166,6 +166,17 @@ def test_schedule_later_rounds_take_at_most_their_share_of_the_seconds():
   assert run(1.0) == [0, 1, 0, 0]   # 2 later seconds of 2
   assert run(0.5, since=6.0) == [0, 1, 0, 0, 0]   # the 4 s before the rounds (setup) count among the rest: 3 later of 6
 
+def test_schedule_first_later_round_is_not_expected_to_take_the_first_rounds_seconds():
+  # kernel 0 (the largest, 10% a round) waits 5 s on its first round's compiles, queued behind the pool; its later rounds, like
+  # kernel 1's, take 1 s. Under the cap its first later round is expected to take the mean later round's seconds (none yet: 0),
+  # so it gets one before kernel 1, and then no more than the cap pays for
+  now, best, calls = [0.0], [100.0, 80.0], []
+  def search(i, b):
+    now[0] += 5.0 if i == 0 and not calls.count(0) else 1.0; calls.append(i); best[i] *= 0.9
+    return b, best[i], False
+  schedule([1, 1], [100.0, 80.0], search, total=None, first=3, step=3, later_share=0.5, since=0.0, clock=lambda: now[0])
+  assert calls == [0, 1, 0, 0, 0]   # 6 s of first rounds: later rounds while theirs, the next one included, stay within 3 s
+
 def test_schedule_gives_the_round_expected_to_save_most():
   # kernel 0: 100 us once per pass, its first round gets it to 10 us, later ones find nothing; kernel 1: 30 us x 2 runs, every
   # round makes it 20% faster; kernel 2: 0.01 us, never worth a round; kernel 3: 50 us, finds nothing and stops after 4 candidates
