@@ -112,7 +112,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   alloc, used, rounds, best, gain = [0]*n, [0]*n, [0]*n, list(times), [FIRST_GAIN]*n
   stopped = [not (t < math.inf) for t in times]
   fruitless = [0]*n
-  t0, dur, spent_later, n_later = clock() if since is None else since, [0.0]*n, 0.0, 0   # each kernel's last round's seconds; later rounds'
+  # when the tuning's seconds start; each kernel's last round's seconds; the later rounds' seconds and count
+  t0, dur, spent_later, n_later = clock() if since is None else since, [0.0]*n, 0.0, 0
   # a kernel's first later round is expected to take what later rounds took so far, not its first round's seconds: those include the
   # wait for its first batch's compiles, queued behind every kernel's first batch (the CNN training step's largest conv waited 6.1-6.8 s
   # on 10 compiles in its first round, 3.1 s on 30 in its next three), and the cap kept that kernel from any later round
