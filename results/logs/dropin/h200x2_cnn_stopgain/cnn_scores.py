@@ -1,6 +1,6 @@
 """The CNN step's second-largest kernel (r_32_32_5_5_128_2_20_20, a backward conv), no GPU: the shipped sm_90 model's scores of
 the configs the drop-in runs chose (c1, c2 here; 2026-11-28's in ../h200_cnn/all.tgz) and BEAM=2's pick, beside their measured
-times. The kernel's AST is taken from the program built on the CPU (its key differs from CUDA's: it is found by its shape) and
+times, and the model-only descent's top pick at widths 4 and 8. The kernel's AST is taken from the program built on the CPU (its key differs from CUDA's: it is found by its shape) and
 scored for CUDA. Output: cnn_scores.txt beside this file.
   DEV=CPU python results/logs/dropin/h200x2_cnn_stopgain/cnn_scores.py > results/logs/dropin/h200x2_cnn_stopgain/cnn_scores.txt"""
 import json, sys, tarfile
@@ -31,3 +31,9 @@ print(f"{name}: the shipped model's score (higher = predicted faster), the measu
 for (who, opts, us), s in zip(cfgs, model.score_opts(ast, [opts_from_json(o) for _, o, _ in cfgs], ren)): print(f"{s:+.2f} {us:6.1f} us  {who:18} {opts}")
 pre = [[["GROUP", 2, 0], ["UPCAST", a, 0]] for a in (2, 3)]
 for o, s in zip(pre, model.score_opts(ast, [opts_from_json(o) for o in pre], ren)): print(f"{s:+.2f} prefix {o}")
+from search.beam import Beam
+from search.context import Context, _KIDS
+for w in (4, 8):   # the model-only descent's top pick at its default width and at 8
+  _KIDS.clear(); ctx = Context(scheduler(ast, ren), None, model.scorer())
+  top = Beam(descent_width=w)._descent(ctx, [()], {ctx.base.ast.key}, Beam.max_depth, None)[0][0][0]
+  print(f"{model.score_opts(ast, [top], ren)[0]:+.2f} descent width {w}'s top pick {[[o.op.name, o.axis, o.arg] for o in top]}")
