@@ -1,7 +1,7 @@
 """The CNN step's second-largest kernel (r_32_32_5_5_128_2_20_20, a backward conv), no GPU: the shipped sm_90 model's scores of
 the configs the drop-in runs chose (c1, c2 here; 2026-11-28's in ../h200_cnn/all.tgz) and BEAM=2's pick, beside their measured
-times, and the model-only descent's top pick at widths 4 and 8. The kernel's AST is taken from the program built on the CPU (its key differs from CUDA's: it is found by its shape) and
-scored for CUDA. Output: cnn_scores.txt beside this file.
+times, and the model-only descent's top pick at widths 4 and 8. The kernel's AST is taken from the program built on the CPU (its
+key differs from CUDA's: it is found by its shape) and scored for CUDA. Output: cnn_scores.txt beside this file.
   DEV=CPU python results/logs/dropin/h200x2_cnn_stopgain/cnn_scores.py > results/logs/dropin/h200x2_cnn_stopgain/cnn_scores.txt"""
 import json, sys, tarfile
 from pathlib import Path
