@@ -98,7 +98,9 @@ class Beam:
   # the first batch also times the model's best config on a tensor-core axis none of its picks uses (a descent from that axis's
   # best-scored TC action): a 3x3 conv has two (2 and 5), and the model ranks them on little data. Of the fresh splits' fp16 convs
   # with tensor cores, 11 of 121 had BEAM=2's pick on another axis, 1.18x BEAM=2's time in geomean where it was 5 and the learned 2
-  # (the dilation-4 convs over 1.2x on splits 27 and 30: the model scored TC 5 at the root 0.10 against TC 2's 1.08). To be measured
+  # (the dilation-4 convs over 1.2x on splits 27 and 30: the model scored TC 5 at the root 0.10 against TC 2's 1.08). On fresh
+  # split 33 (2 x H200, two runs each way in one call): 0.963x and 0.957x BEAM=2's kernel time at 8.6% and 9.3% of its wall, against
+  # the defaults' 0.980x and 0.968x at 8.4% and 8.9%; off until more runs decide it
   tc_branch: bool = False
   name: str = "beam"
 

@@ -10,18 +10,12 @@
 # The later-round cap, before it was the default (c1-c3 of h200_later_share/): TAG=ls KTENV=KERNTUNE_LATER_SHARE=0.25; def ran uncapped then
 # (KTENV=KERNTUNE_LATER_SHARE=off now, with TAG=off and ORDER="off ls").
 # A model: TAG=nm KTENV=KERNTUNE_MODEL=out/noopts/cost_model_sm_90.txt (carry out/noopts too)
-# An earlier scheduler: TAG=old (KTENV unused; carry out/call/old/task_scheduler.py, e.g. `git show 5459fa2:search/task_scheduler.py`,
-# the scheduler before a kernel's first later round was expected to take the mean later round's seconds): that arm runs from a copy
-# of this tree in /tmp/old with that file.
 set -u
 source scripts/gpu_host.sh > /tmp/host.txt 2>&1
-R=$PWD
-if [ $TAG = old ]; then rm -rf /tmp/old && mkdir /tmp/old && cp -a dataset models search scripts pyproject.toml /tmp/old/ && cp out/call/old/task_scheduler.py /tmp/old/search/; fi
 for v in ${ORDER:-$TAG def}; do
-  d=$R/out/call/vit_$v; E=(--kt-env KERNTUNE_WHEN=jit); [ $v = $TAG ] && [ $TAG != old ] && E+=(--kt-env $KTENV)
-  w=$R; [ $v = old ] && w=/tmp/old
-  (cd $w && PYTHONPATH=/tmp/site:$w CUDA_VISIBLE_DEVICES=0 timeout 140 python3 scripts/bench_dropin.py --device CUDA --out $d --deadline 130 \
-    --workers $W --programs vit_infer --modes default,kerntune,beam2,beam2_replay,turns --turns 2 "${E[@]}" > $d/log 2>&1)
+  d=out/call/vit_$v; E=(--kt-env KERNTUNE_WHEN=jit); [ $v = $TAG ] && E+=(--kt-env $KTENV)
+  CUDA_VISIBLE_DEVICES=0 timeout 140 python3 scripts/bench_dropin.py --device CUDA --out $d --deadline 130 --workers $W \
+    --programs vit_infer --modes default,kerntune,beam2,beam2_replay,turns --turns 2 "${E[@]}" > $d/log 2>&1
   grep -E "^\| vit_infer" $d/dropin.md
   cp /tmp/host.txt $d/; tar czf $OUT/vit_$v.tgz -C out/call vit_$v
 done

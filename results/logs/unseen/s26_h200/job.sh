@@ -21,7 +21,8 @@
 # SPLIT=33 (the first wide split, 58 new kernels on CUDA; BEAM=2 ~1,300 s on one card) on nvidia-h200-x2, a part per GPU: c1
 # `BEAM_ONLY=1 SPLIT=33 T=540`, then here join the parts' caches: python3 -c 'import json,sys; d={}; [d.update(json.load(open(p)))
 # for p in sys.argv[1:]]; print(json.dumps(d, indent=1))' out/u/g*/unseen_s33_beam2.json > results/unseen_s33_beam2.json; c2
-# `BEAM_S=150 R=4 V='[{"tc_branch": true}, {}, {"tc_branch": true}]' SPLIT=33 T=580` (runs 0 and 2 the defaults, 1 and 3 Beam.tc_branch),
+# `CACHED=1 R=4 V='[{"tc_branch": true}, {}, {"tc_branch": true}]' SPLIT=33 T=575` (c1 cached all 58 picks; runs 0 and 2 the
+# defaults, 1 and 3 Beam.tc_branch; logs ../s33_h200x2/c1-c2),
 # then python scripts/bench_unseen.py --split 33 --merge out/u/g*/unseen_s33.json --out results.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
