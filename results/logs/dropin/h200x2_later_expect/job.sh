@@ -20,7 +20,8 @@ arm() {   # arm PROGRAM TAG GPU SECONDS TURNS [bench_dropin args]
    echo "exit $?" >> $d/log)
 }
 declare -A P=([cnn]=cnn_train [vit]=vit_infer)
-arm cnn new 0 220 3 & arm cnn old 1 220 3 & wait
-arm vit old 0 130 2 --kt-env KERNTUNE_WHEN=jit & arm vit new 1 130 2 --kt-env KERNTUNE_WHEN=jit & wait
+a=0 b=1; [ -n "${SWAP:-}" ] && a=1 b=0   # SWAP=1: each arm on the other GPU (c2)
+arm cnn new $a 220 3 & arm cnn old $b 220 3 & wait
+arm vit old $a 130 2 --kt-env KERNTUNE_WHEN=jit & arm vit new $b 130 2 --kt-env KERNTUNE_WHEN=jit & wait
 for d in cnn_new cnn_old vit_new vit_old; do echo "$d $(grep -E "^\| (cnn_train|vit_infer)" out/call/$d/dropin.md | head -1)"; done
 cp /tmp/host.txt out/call/; tar czf $OUT/all.tgz -C out/call cnn_new cnn_old vit_new vit_old host.txt
