@@ -99,8 +99,9 @@ class Beam:
   # best-scored TC action): a 3x3 conv has two (2 and 5), and the model ranks them on little data. Of the fresh splits' fp16 convs
   # with tensor cores, 11 of 121 had BEAM=2's pick on another axis, 1.18x BEAM=2's time in geomean where it was 5 and the learned 2
   # (the dilation-4 convs over 1.2x on splits 27 and 30: the model scored TC 5 at the root 0.10 against TC 2's 1.08). On fresh
-  # split 33 (2 x H200, two runs each way in one call): 0.963x and 0.957x BEAM=2's kernel time at 8.6% and 9.3% of its wall, against
-  # the defaults' 0.980x and 0.968x at 8.4% and 8.9%; off until more runs decide it
+  # splits 33 and 34 (2 x H200, two runs each way in one call each): 0.963x, 0.957x and 0.957x, 0.945x BEAM=2's kernel time at
+  # 8.6%, 9.3%, 8.5%, 8.2% of its wall, against the defaults' 0.980x, 0.968x and 0.952x, 0.953x at 8.4%, 8.9%, 7.5%, 8.6%: within
+  # the spread on split 34, and its descents' cost on networks near 10% of BEAM=2's tuning (ViT-B fp16) is unmeasured, so it stays off
   tc_branch: bool = False
   name: str = "beam"
 

@@ -31,7 +31,7 @@ TOP = 4       # configs a cache entry keeps (its fastest measured): a later sear
 # after the first batch gained 2.2%, 3.0% and 4.2% in mean (tune-model keeps search.task_scheduler.NEXT_GAIN, 1.5%, from
 # corpus-shaped kernels). The CNN training step on H100 is bimodal either way, on whether its largest kernel's search leaves the
 # branch its first batch took: eleven runs at 0.03 gave 1.038-1.071x BEAM=2's step in five and 1.155-1.249x in six, five at 0.015
-# gave 1.064x and 1.076x in two and 1.18-1.23x in three (results/dropin.md).
+# gave 1.064x and 1.076x in two and 1.18-1.23x in three (results/dropin_h100.md).
 NEXT_GAIN = 0.03
 SHOWN = 20    # per-kernel lines of the summary (the costliest kernels); KERNTUNE_REPORT has them all
 WHEN = ("first", "second", "jit")   # Tuner.when

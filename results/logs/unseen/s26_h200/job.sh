@@ -24,6 +24,7 @@
 # `CACHED=1 R=4 V='[{"tc_branch": true}, {}, {"tc_branch": true}]' SPLIT=33 T=575` (c1 cached all 58 picks; runs 0 and 2 the
 # defaults, 1 and 3 Beam.tc_branch; logs ../s33_h200x2/c1-c2),
 # then python scripts/bench_unseen.py --split 33 --merge out/u/g*/unseen_s33.json --out results.
+# SPLIT=34 (59 new kernels; logs ../s34_h200x2/c1-c2): the same two calls as split 33 with SPLIT=34.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
