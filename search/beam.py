@@ -297,8 +297,9 @@ class Beam:
     """Get the next round ready without waiting for it: its children scored in the pool, then its batch compiling there, so that
     a later run() starts by timing. tune-model calls it for the kernels its scheduler will search next."""
     st = ctx.state
-    if not st or st["stopped"] or st["batch"] is not None or st["rounds"] >= st["max_rounds"]: return
-    if self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
+    if not st or st["stopped"] or st["rounds"] >= st["max_rounds"]: return
+    # a batch already made is compiled now if it is not yet: a first batch held back (Preparing.hold); prefetch skips the rest
+    if st["batch"] is not None or self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
 
   def step(self, ctx:Context) -> bool:
     """One round; False once the search has stopped or its budget is spent. Called again with a larger budget (tune-model's

@@ -50,6 +50,9 @@ class Preparing:
   def __init__(self, strat, ctxs:list[Context], timed:Callable[[int], tuple[int, float|None]]|None=None, window:int|None=None):
     self.strat, self.ctxs, self.futs, self.left, self.queue = strat, ctxs, {}, list(range(len(ctxs))), []
     self.bfuts: dict[str, dict] = {}   # the branches' jobs (BRANCHES' names), of the branches the beam takes
+    # contexts whose first batch is not compiled when it is ready (drop-in's kernels too small for a round at the defaults' time):
+    # Beam.ahead compiles it should the scheduler come to the kernel after all
+    self.hold: set[int] = set()
     self.timed, self.window, self.lock = timed, window or len(ctxs), threading.RLock()
     # the guesses are made here, in the caller's thread: the window is refilled from the pool's thread too
     self.guess = {i: guess_us(c.base) for i, c in enumerate(ctxs)} if timed is not None else {}
@@ -101,8 +104,8 @@ class Preparing:
     c.measurer.mark("descended")
     try: out = self.strat.prepare(c, batch, **branches)
     except Exception as e: return i, e
-    c.measurer.prefetch(out)
-    c.measurer.mark("first_batch")   # the model's descent is done and its picks are compiling
+    if i not in self.hold: c.measurer.prefetch(out)
+    c.measurer.mark("first_batch")   # the model's descent is done and its picks are compiling (unless held)
     return i, out
 
   def poll(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:

@@ -147,6 +147,23 @@ def test_budget_by_share_and_retune(tmp_path):
   with tuned(path, tuner=t4): prog()
   assert [r["kernel"] for r in t4.rows] == ["r_512_512_512"]
 
+def test_hold_small_keeps_a_small_kernels_first_batch_back(tmp_path):
+  # with hold_small (KERNTUNE_HOLD_SMALL=1) a kernel too small for a round at the defaults' time is held (its first batch compiles
+  # only if the scheduler comes to it); the large one is searched as before, and the program computes the same
+  rng = np.random.default_rng(0)
+  a, b, c = [Tensor(rng.standard_normal(s).astype(np.float32)).realize() for s in ((512, 512), (512, 512), (4,))]
+  ref = [x.numpy() for x in (a @ b, c + 1)]
+  t = Tuner(budget=2, workers=2, hold_small=True, quiet=True)
+  with tuned(tmp_path / "tuned.json", tuner=t):
+    x, y = a @ b, c + 1
+    Tensor.realize(x, y)   # one LINEAR, as the program's
+    out = [x.numpy(), y.numpy()]
+  by = {r["kernel"]: r for r in t.rows}
+  gemm, add = by["r_512_512_512"], by["E_4"]
+  assert add.get("held") and add["status"] == "small" and not gemm.get("held") and gemm["status"] == "tuned"
+  for x, y in zip(out, ref): np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5)
+  assert not Tuner().hold_small   # off by default
+
 def test_first_batches_sized_by_share(tmp_path):
   # first_share: a kernel's first batch in proportion to its share of the LINEAR's time (full from that share, at least
   # MIN_PER_KERNEL picks); without it every kernel gets the beam's full batch

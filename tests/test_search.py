@@ -352,6 +352,29 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
   assert prep.queue == [] and all(i in prep.futs for i in prep.left) and len(prep.left) <= 1
   for m in ms: m.close()
 
+def test_a_held_first_batch_compiles_only_once_the_scheduler_comes_to_its_kernel():
+  # drop-in's kernels too small for a round at the defaults' time keep their first batch uncompiled (Preparing.hold); ahead(), which
+  # the scheduler calls for the kernels it will search next, compiles it should it come to one after all
+  from search.beam import Beam
+  from search.first_batches import Preparing
+  from search.task_scheduler import SCHEDULED
+  from models.cost_model import CostModel
+  score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()   # portable: the descents run in the pool, as drop-in's do
+  ks = [_kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("gemm:m=16:k=32:n=16:fp32")]
+  ms = [Measurer(k, "CPU", Budget(), workers=2) for k in ks]
+  ctxs = [Context(scheduler(k.ast, CPU), m, score, random.Random(0)) for k, m in zip(ks, ms)]
+  before, strat = [m.compiled for m in ms], Beam(**SCHEDULED)   # before: the reference and the hand-coded config, started with each Measurer
+  prep, done = Preparing(strat, ctxs), {}
+  prep.hold.add(1)
+  while prep.left: done.update(prep.wait())
+  assert len(done[1]) > 2 and ms[0].compiled > before[0] and ms[1].compiled == before[1]   # kernel 0's batch compiling, kernel 1's held
+  strat.ahead(ctxs[1])
+  assert ms[1].compiled > before[1] and {normal_form(o) for o in done[1]} <= {normal_form(o) for o in ms[1]._ahead}
+  n = ms[1].compiled
+  strat.ahead(ctxs[1])   # again: nothing compiles twice
+  assert ms[1].compiled == n
+  for m in ms: m.close()
+
 def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatch):
   # a full UNROLL after TC compiles 10-50x slower than its siblings on the GPU; here one candidate's compile is made slow
   import time as T
