@@ -196,15 +196,13 @@ class Tuner:
       t_phase = self._phase("defaults", st)
       live += sorted((i for i in ctxs if todo[i][0]["status"] is None), key=lambda i: -todo[i][0]["runs"]*todo[i][0]["default_us"])
       seconds = None if self.total_s is None else max(0.0, self.total_s - self.spent_s - (time.perf_counter() - st))
+      cost = {i: todo[i][0]["runs"]*todo[i][0]["default_us"] for i in live}   # each kernel's time in the program at its default
+      whole, stop = rest + sum(cost.values()), STOP_GAIN if self.stop_gain is None else self.stop_gain
       if self.first_share and live:
-        whole = rest + sum(todo[i][0]["runs"]*todo[i][0]["default_us"] for i in live)
-        for i in live:
-          share = todo[i][0]["runs"]*todo[i][0]["default_us"]/whole
-          ctxs[i].seed_picks, ctxs[i].descent_width = first_effort(strat, share, self.first_share)
-      if self.hold_small and prep is not None and live:
-        whole, stop = rest + sum(todo[i][0]["runs"]*todo[i][0]["default_us"] for i in live), STOP_GAIN if self.stop_gain is None else self.stop_gain
+        for i in live: ctxs[i].seed_picks, ctxs[i].descent_width = first_effort(strat, cost[i]/whole, self.first_share)
+      if self.hold_small and prep is not None:
         for p, i in enumerate(ids):
-          if i in live and todo[i][0]["runs"]*todo[i][0]["default_us"]*FIRST_GAIN < stop*whole:
+          if i in cost and cost[i]*FIRST_GAIN < stop*whole:
             prep.hold.add(p); todo[i][0]["held"] = True
             for o in ctxs[i].first_batch: ctxs[i].measurer.drop(o)   # compiles of it still queued are taken back
       for i in live: todo[i][0]["first_picks"] = strat.first_batch(ctxs[i])
@@ -247,7 +245,7 @@ class Tuner:
                                       None if end is None else lambda i: end - time.perf_counter(),
                                       first, ahead, slots=workers, rest=rest,
                                       work=[work_of(ctxs[i].base) for i in live], next_gain=self.next_gain,
-                                      stop=STOP_GAIN if self.stop_gain is None else self.stop_gain,
+                                      stop=stop,
                                       pending=lambda j: (admit(prep.poll()), spot.get(live[j]) in prep.left)[1],
                                       wait=lambda: admit(prep.wait()),
                                       again=lambda j, likely: setattr(ctxs[live[j]], "again", likely),
