@@ -300,7 +300,7 @@ class Tuner:
         table[row["key"]] = o.opts
     elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
     elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
-      small = row["runs"]*row["default_us"]*FIRST_GAIN < STOP_GAIN*now_us
+      small = row["runs"]*row["default_us"]*FIRST_GAIN < (STOP_GAIN if self.stop_gain is None else self.stop_gain)*now_us
       row.update(status="small" if small else "over budget", us=row["default_us"], stopped="small" if small else "budget")
       cache.put(row["key"], device, opts_to_json(m.hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
                 strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)

@@ -111,6 +111,14 @@ def test_the_scheduler_gives_a_small_kernel_nothing():
   assert schedule([1, 1], [900.0, 100.0], lambda i, b: (b, [600.0, 90.0][i], False), total=100, first=8, next_gain=0.001) == [8, 8]
   assert schedule([1, 1], [900.0, 100.0], lambda i, b: (b, [600.0, 90.0][i], False), total=100, first=8, next_gain=0.1)[0] > 8
 
+def test_a_stop_gain_no_kernel_reaches_leaves_every_kernel_small(tmp_path):
+  # the summary's "small" goes by the Tuner's own stop gain: at 1.0 no round of the GEMM is worth it either, and it says so
+  rng = np.random.default_rng(0)
+  a, b, c = [Tensor(rng.standard_normal(s).astype(np.float32)).realize() for s in ((256, 256), (256, 256), (4,))]
+  t = Tuner(budget=2, quiet=True, stop_gain=1.0)
+  with tuned(tmp_path / "tuned.json", tuner=t): Tensor.realize(a @ b, c + 1)
+  assert len(t.rows) == 2 and {r["status"] for r in t.rows} == {"small"} and t.timed == 0
+
 def test_budget_by_share_and_retune(tmp_path):
   rng = np.random.default_rng(0)
   a, b, c = [Tensor(rng.standard_normal(s).astype(np.float32)).realize() for s in ((512, 512), (512, 512), (4,))]
