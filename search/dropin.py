@@ -149,7 +149,7 @@ class Tuner:
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import FIRST_GAIN, MIN_PER_KERNEL, SCHEDULED, STOP_GAIN, first_effort, pooled, schedule, work_of
+    from search.task_scheduler import FIRST_GAIN, MIN_PER_KERNEL, SCHEDULED, first_effort, pooled, schedule, work_of
     workers = self.pool_workers(device)
     strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -197,7 +197,7 @@ class Tuner:
       live += sorted((i for i in ctxs if todo[i][0]["status"] is None), key=lambda i: -todo[i][0]["runs"]*todo[i][0]["default_us"])
       seconds = None if self.total_s is None else max(0.0, self.total_s - self.spent_s - (time.perf_counter() - st))
       cost = {i: todo[i][0]["runs"]*todo[i][0]["default_us"] for i in live}   # each kernel's time in the program at its default
-      whole, stop = rest + sum(cost.values()), STOP_GAIN if self.stop_gain is None else self.stop_gain
+      whole, stop = rest + sum(cost.values()), self._stop_gain()
       if self.first_share and live:
         for i in live: ctxs[i].seed_picks, ctxs[i].descent_width = first_effort(strat, cost[i]/whole, self.first_share)
       if self.hold_small and prep is not None:
@@ -271,6 +271,10 @@ class Tuner:
       self.spent_s += time.perf_counter() - st
       for c in ctxs.values(): c.measurer.close()
 
+  def _stop_gain(self) -> float:
+    from search.task_scheduler import STOP_GAIN
+    return STOP_GAIN if self.stop_gain is None else self.stop_gain
+
   def _phase(self, name:str, since:float) -> float:
     self.phases[name] += (now := time.perf_counter()) - since
     return now
@@ -279,7 +283,7 @@ class Tuner:
     """A kernel's answer into the cache and `table`: its search's fastest verified config, or its default where no round was worth it."""
     from dataset.kernel import opts_to_json
     from search.strategies import finish
-    from search.task_scheduler import FIRST_GAIN, STOP_GAIN
+    from search.task_scheduler import FIRST_GAIN
     row, a, hit = item
     m, t0 = c.measurer, time.perf_counter()
     if row["status"] is None and alloc > 0:
@@ -300,7 +304,7 @@ class Tuner:
         table[row["key"]] = o.opts
     elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
     elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
-      small = row["runs"]*row["default_us"]*FIRST_GAIN < (STOP_GAIN if self.stop_gain is None else self.stop_gain)*now_us
+      small = row["runs"]*row["default_us"]*FIRST_GAIN < self._stop_gain()*now_us
       row.update(status="small" if small else "over budget", us=row["default_us"], stopped="small" if small else "budget")
       cache.put(row["key"], device, opts_to_json(m.hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
                 strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)
