@@ -149,7 +149,7 @@ class Tuner:
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import FIRST_GAIN, MIN_PER_KERNEL, SCHEDULED, first_effort, pooled, schedule, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, first_effort, pooled, schedule, work_of
     workers = self.pool_workers(device)
     strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -197,12 +197,12 @@ class Tuner:
       live += sorted((i for i in ctxs if todo[i][0]["status"] is None), key=lambda i: -todo[i][0]["runs"]*todo[i][0]["default_us"])
       seconds = None if self.total_s is None else max(0.0, self.total_s - self.spent_s - (time.perf_counter() - st))
       cost = {i: todo[i][0]["runs"]*todo[i][0]["default_us"] for i in live}   # each kernel's time in the program at its default
-      whole, stop = rest + sum(cost.values()), self._stop_gain()
+      whole = rest + sum(cost.values())
       if self.first_share and live:
         for i in live: ctxs[i].seed_picks, ctxs[i].descent_width = first_effort(strat, cost[i]/whole, self.first_share)
       if self.hold_small and prep is not None:
         for p, i in enumerate(ids):
-          if i in cost and cost[i]*FIRST_GAIN < stop*whole:
+          if i in cost and self._small(cost[i], whole):
             prep.hold.add(p); todo[i][0]["held"] = True
             for o in ctxs[i].first_batch: ctxs[i].measurer.drop(o)   # compiles of it still queued are taken back
       for i in live: todo[i][0]["first_picks"] = strat.first_batch(ctxs[i])
@@ -245,7 +245,7 @@ class Tuner:
                                       None if end is None else lambda i: end - time.perf_counter(),
                                       first, ahead, slots=workers, rest=rest,
                                       work=[work_of(ctxs[i].base) for i in live], next_gain=self.next_gain,
-                                      stop=stop,
+                                      stop=self._stop_gain(),
                                       pending=lambda j: (admit(prep.poll()), spot.get(live[j]) in prep.left)[1],
                                       wait=lambda: admit(prep.wait()),
                                       again=lambda j, likely: setattr(ctxs[live[j]], "again", likely),
@@ -275,6 +275,11 @@ class Tuner:
     from search.task_scheduler import STOP_GAIN
     return STOP_GAIN if self.stop_gain is None else self.stop_gain
 
+  def _small(self, cost_us:float, whole_us:float) -> bool:
+    """A kernel taking cost_us of the program's whole_us whose first round is not expected to save the stop gain's share of it."""
+    from search.task_scheduler import FIRST_GAIN
+    return cost_us*FIRST_GAIN < self._stop_gain()*whole_us
+
   def _phase(self, name:str, since:float) -> float:
     self.phases[name] += (now := time.perf_counter()) - since
     return now
@@ -283,7 +288,6 @@ class Tuner:
     """A kernel's answer into the cache and `table`: its search's fastest verified config, or its default where no round was worth it."""
     from dataset.kernel import opts_to_json
     from search.strategies import finish
-    from search.task_scheduler import FIRST_GAIN
     row, a, hit = item
     m, t0 = c.measurer, time.perf_counter()
     if row["status"] is None and alloc > 0:
@@ -304,7 +308,7 @@ class Tuner:
         table[row["key"]] = o.opts
     elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
     elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
-      small = row["runs"]*row["default_us"]*FIRST_GAIN < self._stop_gain()*now_us
+      small = self._small(row["runs"]*row["default_us"], now_us)
       row.update(status="small" if small else "over budget", us=row["default_us"], stopped="small" if small else "budget")
       cache.put(row["key"], device, opts_to_json(m.hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
                 strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)
