@@ -26,7 +26,9 @@
 # then python scripts/bench_unseen.py --split 33 --merge out/u/g*/unseen_s33.json --out results.
 # SPLIT=34 (59 new kernels; logs ../s34_h200x2/c1-c2): the same two calls as split 33 with SPLIT=34.
 # SPLIT=35 (48 kernels; logs ../s35_h200x2/c1-c3): c1 `BEAM_ONLY=1 SPLIT=35 T=540` cached 44 of the 48 picks before its limit,
-# c2 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=35 T=560`: four runs at the defaults on the 44, c3 `BEAM_ONLY=1 SPLIT=35 T=150` the other 4.
+# c2 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=35 T=560`: four runs at the defaults on the 44, c3 `BEAM_ONLY=1 SPLIT=35 T=150` the other 4,
+# c4 (logs c4) the c2 command again: four runs at the defaults on all 48.
+# SPLIT=36 (50 kernels; logs ../s36_h200x2/c1-c2): c1 `BEAM_ONLY=1 SPLIT=36 T=540` (all 50 in 280 s), c2 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=36 T=560`.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
