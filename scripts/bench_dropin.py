@@ -283,11 +283,26 @@ def _smi(query:str) -> str:
                           capture_output=True, text=True, timeout=30).stdout.strip()
   return ""
 
-def _device_name() -> str:
-  from tinygrad import Device
-  if Device.DEFAULT == "CUDA": return _smi("name") or "CUDA"
+def _device_name(dev:str|None=None) -> str:
+  """The device a run's steps ran on, as its result records it; `dev` (--device) names it without initializing tinygrad's device in
+  the parent process, which only starts the runs."""
+  if dev is None:
+    from tinygrad import Device
+    dev = Device.DEFAULT
+  if dev.upper() == "CUDA": return _smi("name") or "CUDA"
   import platform
-  return f"{Device.DEFAULT} ({platform.processor() or platform.machine()})"
+  return f"{dev.upper()} ({platform.processor() or platform.machine()})"
+
+def foreign_runs(out:Path, programs:list[str], here:str) -> list[str]:
+  """The finished runs in OUT/runs made on another device than `here`: seeding a benchmark with another card's BEAM=2 search compares
+  KERNTUNE with picks tuned for that card (GPT-2 seeded with an H100's BEAM=2 on an H200), so a run refuses them before any work."""
+  bad = []
+  for prog in programs:
+    for m in (*MODES, *REPLAYS):
+      with __import__("contextlib").suppress(OSError, ValueError):
+        r = json.loads((p := out / "runs" / f"{prog}.{m}.json").read_text())
+        if r.get("done") and r.get("device") not in (None, here): bad.append(f"{p} ({r['device']})")
+  return bad
 
 # *** the benchmark ***
 
@@ -399,7 +414,8 @@ def summarize(out:Path, programs:list[str], command:str) -> dict:
     if (tp := out / "runs" / f"{prog}.turns.json").is_file() and (pairs := json.loads(tp.read_text())["pairs"]):
       step, same = statistics.median(p["ratio"] for p in pairs), True
       row.update(turns=[round(p["ratio"], 4) for p in pairs], step_vs_beam2_turns=step)
-    row["met"] = None if step is None or bm is None else bool(step <= 1.0 and bm <= 0.10 and same)
+    # runs of two devices (a summary of another card's seeds) compare nothing: not met, nor unmet
+    row["met"] = None if step is None or bm is None or len(row["devices"]) > 1 else bool(step <= 1.0 and bm <= 0.10 and same)
     rows.append(row)
   rep = {"device": " / ".join(sorted(devices)) or None, "date": time.strftime("%Y-%m-%d %H:%M"), "command": command, "programs": rows}
   (out / "dropin.json").write_text(json.dumps(rep, indent=1))
@@ -466,6 +482,9 @@ def main(argv=None) -> int:
   if a.summarize and (out / "dropin.json").is_file(): command = json.loads((out / "dropin.json").read_text())["command"]   # the runs' own
   runs = lambda prog, mode: json.loads(p.read_text()) if (p := out / "runs" / f"{prog}.{mode}.json").is_file() else {}
   call_left = lambda: math.inf if a.deadline is None else a.deadline - (time.time() - st)   # seconds this invocation has left
+  if not a.summarize and (bad := foreign_runs(out, programs, here := _device_name(a.device))):
+    print(f"bench_dropin: error: {len(bad)} run(s) in {out / 'runs'} were made on another device than this {here}: {', '.join(bad[:2])}",
+          file=sys.stderr); return 2
   for prog in ([] if a.summarize else programs):
     for mode in [m for m in (*MODES, *EXTRA) if m in modes]:
       need = {"beam2_replay": ["beam2.picks"], "kernels": ["beam2.picks", "kerntune.tuned"], "turns": ["beam2.picks", "kerntune.tuned"]}.get(mode, [])

@@ -101,7 +101,8 @@ class Beam:
   # (the dilation-4 convs over 1.2x on splits 27 and 30: the model scored TC 5 at the root 0.10 against TC 2's 1.08). On fresh
   # splits 33 and 34 (2 x H200, two runs each way in one call each): 0.963x, 0.957x and 0.957x, 0.945x BEAM=2's kernel time at
   # 8.6%, 9.3%, 8.5%, 8.2% of its wall, against the defaults' 0.980x, 0.968x and 0.952x, 0.953x at 8.4%, 8.9%, 7.5%, 8.6%: within
-  # the spread on split 34, and its descents' cost on networks near 10% of BEAM=2's tuning (ViT-B fp16) is unmeasured, so it stays off
+  # the spread on split 34. On the six unseen networks (2 x H200, results/networks_tc_branch.md) no latency moved beyond two default
+  # calls' spread and every tuning took longer (BERT 8.8 s against 7.2 and 6.1), on a slower host: off
   tc_branch: bool = False
   name: str = "beam"
 

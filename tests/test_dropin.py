@@ -341,3 +341,21 @@ def test_a_cuda_program_starts_its_compile_pool_while_it_builds_its_model(monkey
     with tuned(tune=True, tuner=Tuner(workers=3, quiet=True)): pass
     for th in [x for x in __import__("threading").enumerate() if x.name == "kerntune-pool-start"]: th.join(10)
   assert started == [("CUDA", 3, ("renderer", "CUDA", "sm_90"))]
+
+def test_bench_dropin_refuses_another_devices_runs_before_any_work(tmp_path):
+  # a BEAM=2 seed from another card (an H100's search in an H200 call) would compare KERNTUNE with picks tuned for that card: one line,
+  # exit 2, nothing run; the same seed recorded as this device's is taken ("done before")
+  (runs := tmp_path / "runs").mkdir()
+  seed = {"program": "vit_infer", "mode": "beam2", "device": "NVIDIA H100 80GB HBM3", "done": True, "step_ms": 1.0, "search_s": 2.0, "output": None}
+  (runs / "vit_infer.beam2.json").write_text(json.dumps(seed))
+  cmd = [sys.executable, str(ROOT / "scripts" / "bench_dropin.py"), "--device", "CPU", "--small", "--programs", "vit_infer", "--modes", "beam2",
+         "--out", str(tmp_path)]
+  r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
+  err = r.stderr.strip().splitlines()
+  assert r.returncode == 2 and len(err) == 1 and "another device" in err[0] and "H100" in err[0], r
+  assert sorted(p.name for p in runs.iterdir()) == ["vit_infer.beam2.json"]   # nothing ran
+  here = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'scripts'); import bench_dropin; print(bench_dropin._device_name('CPU'))"],
+                        capture_output=True, text=True, timeout=60, cwd=ROOT).stdout.strip()
+  (runs / "vit_infer.beam2.json").write_text(json.dumps({**seed, "device": here}))
+  r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
+  assert "done before" in r.stdout and "another device" not in r.stderr, r
