@@ -1,6 +1,6 @@
 """Target devices: which one to use, what it is (name, arch, properties for the cost model), and flushing its caches."""
 from __future__ import annotations
-import ctypes, os, platform, functools
+import ctypes, os, platform, functools, time
 import numpy as np
 from tinygrad import Device
 from tinygrad.helpers import Target
@@ -16,6 +16,15 @@ def available(name:str) -> bool:
   try: Device[name]
   except Exception: return False
   return True
+
+def host_probe() -> float:
+  """Seconds this host takes for a fixed pure-Python loop. A search is CPU-bound (model descents, compiles), and GPU-host calls
+  land on hosts whose cores differ: on 2026-11-30 the same split's learned runs timed as many candidates in 1/1.7 the wall of an
+  earlier call's, and seven calls read 0.126-0.267 s here. Results record it, so that a search wall set against another call's
+  (BEAM=2's cached seconds) says how comparable the two hosts were."""
+  t = time.perf_counter()
+  sum(i*i for i in range(3_000_000))
+  return round(time.perf_counter() - t, 3)
 
 def default_device() -> str: return "CUDA" if available("CUDA") else "CPU"
 

@@ -319,6 +319,7 @@ def torch_compile_latency(a, n:str, out:Path):
 
 def merge(a, names:list[str], out:Path, cache:Path):
   """CACHE's reports into OUT/models.json (BEAM incomplete: the report says how far it got), the tuned caches into OUT/tuned.json."""
+  from dataset.device import host_probe
   path = out / "models.json"
   res = json.loads(path.read_text()) if path.is_file() else {"models": {}}
   for n in names:
@@ -330,6 +331,7 @@ def merge(a, names:list[str], out:Path, cache:Path):
     res["models"][n] = rep
     res.update(device=rep.get("device", res.get("device")), date=time.strftime("%Y-%m-%d"))
   res["command"] = "python scripts/bench_models.py " + " ".join(a.argv)
+  res["host_probe_s"] = host_probe()   # this host's speed (dataset.device.host_probe): BEAM=2's seconds may be another host's
   path.write_text(json.dumps(res, indent=1, default=float))
   tuned = {}
   for n in names:

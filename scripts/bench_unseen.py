@@ -59,7 +59,7 @@ def torch_us(spec:str, reps:int=30) -> float|None:
   return cuda_median_us(fn, reps)
 
 def run(a) -> int:
-  from dataset.device import default_device, device_info
+  from dataset.device import default_device, device_info, host_probe
   from search.cli import load_model, DEFAULT_BUDGET
   from bench_search import warm_pools
   device = a.device or default_device()
@@ -72,7 +72,8 @@ def run(a) -> int:
   res = json.loads(res_path.read_text()) if a.resume and res_path.is_file() else {}
   res.update(device=f"{dev_name} ({arch})", date=time.strftime("%Y-%m-%d"), command="python scripts/bench_unseen.py " + " ".join(a.argv),
              model=model_path, fingerprint=fingerprint(specs), split=a.split if a.split is not None else SEED, budget=DEFAULT_BUDGET,
-             workers=a.workers, variant=a.variant)
+             workers=a.workers, variant=a.variant, host_probe_s=(probe := host_probe()))
+  a.host_probe = probe   # BEAM=2's cache entries record it too: a later call re-times their picks but takes their seconds
   res.setdefault("kernels", []); res.setdefault("networks", [])
   done = {e["key"] for e in res["kernels"]}
   # a fresh split measures only kernels no earlier split evaluated (two splits share common kernels: split 2 holds 8 of split 1's)
@@ -165,7 +166,7 @@ def beam_search(a, k, device:str, beam:dict, beam_path:Path, dev:str) -> dict:
   (ob, mb), = search_kernels([k], device, "tinygrad-beam", Budget(), None, 0, a.workers, amt=2)
   mb.close()
   b = beam[k.key] = {"opts": opts_to_json(ob.opts), "search_s": round(ob.search_s, 3), "timed": ob.timed, "compiled": ob.compiled,
-                     "verified": ob.verified, "device": dev, "date": time.strftime("%Y-%m-%d %H:%M")}
+                     "verified": ob.verified, "device": dev, "date": time.strftime("%Y-%m-%d %H:%M"), "host_probe_s": getattr(a, "host_probe", None)}
   beam_path.write_text(json.dumps(beam, indent=1))
   return b
 
@@ -207,7 +208,7 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
     for n, opts in (("learned", o.opts), ("beam2", tuple(opts_from_json(b["opts"]))), ("hand", o.hand_opts)): row[n]["opts"].append(opts_to_json(opts))
     entries.append({"name": k.name, "key": k.key, "op": spec, "learned_s": round(learned_s, 3), "learned_timed": o.timed,
                     "learned_compiled": o.compiled, "beam2_s": b["search_s"], "beam2_timed": b["timed"], "beam2_compiled": b["compiled"],
-                    "beam2_searched": b["date"], "verified": o.verified, "check": o.check, "beam2_verified": b["verified"],
+                    "beam2_searched": b["date"], "beam2_host_probe_s": b.get("host_probe_s"), "verified": o.verified, "check": o.check, "beam2_verified": b["verified"],
                     "learned_search_us": o.time_s*1e6, "marks": m.marks, "learned_opts": opts_to_json(o.opts), "beam2_opts": b["opts"],
                     "trajectory": o.trajectory, "phases": {"compile_wait_s": round(m.compile_s, 3), "timing_s": round(m.time_s, 3), "reference_s": round(m.reference_s, 3),
                                                            "after_search_s": round(wall - m.marks.get("verify", wall), 3)},
@@ -402,13 +403,20 @@ def variants_said(variant:dict|list|None, runs:int) -> str:
                                 + ([f"the model {v['model']}"] if "model" in v else []))
   return "".join(f"; run {runs - len(vs) + i} with {said(v)}" for i, v in enumerate(vs) if v)   # {}: the defaults, as the first runs
 
+def beam_probes(res:dict) -> str:
+  """The CPU probes of the hosts BEAM=2's seconds come from (its cache entries' host_probe_s), as a range: '' where none recorded one."""
+  ps = sorted({e["beam2_host_probe_s"] for e in res["kernels"] if e.get("beam2_host_probe_s")})
+  return "" if not ps else f"{ps[0]:.3f} s" if len(ps) == 1 else f"{ps[0]:.3f}-{ps[-1]:.3f} s"
+
 def write_markdown(res:dict, path:Path):
   s = summary(res)
   together = (f"; {res['together']} configurations searched together at a time, interleaved as tune-model does (a kernel's learned "
               "seconds: an even share of its group's wall)") if res.get("together", 1) > 1 else ""
   lines = [f"# Unseen benchmark: {res['device']}, {res['date']}", "", f"`{res['command']}`", "",
            f"Model `{res['model']}`; benchmark fingerprint `{res['fingerprint']}` (split {res.get('split', SEED)}{', the frozen list' if res.get('split', SEED) == SEED else ', fresh'}); learned search with `search`'s defaults "
-           f"(budget {res['budget']}, {res['workers']} compile workers){together}. BEAM=2's search seconds: see each row's `beam2_searched`.", "",
+           f"(budget {res['budget']}, {res['workers']} compile workers){together}. BEAM=2's search seconds: see each row's `beam2_searched`."
+           + (f" This host's CPU probe (dataset.device.host_probe): {res['host_probe_s']:.3f} s" + (f"; BEAM=2's searches': {probes}" if (probes := beam_probes(res)) else "")
+              + "." if res.get("host_probe_s") else ""), "",
            f"- kernels: {s['all']}, verified {s['verified']} (the ratios are over the {s['kernels']} verified ones)"
            + (f"; {s['crashed']} more crashed: " + "; ".join(f"{c['op']}: {c['error']}" for c in res["crashed"]) if s["crashed"] else ""),
            f"- learned / BEAM=2 kernel time: geomean {s['geomean_vs_beam2']:.3f}x, worst {s['worst_vs_beam2']:.2f}x, {s['over_1.2x']} over 1.20x",

@@ -8,9 +8,8 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PARALLEL=16   # tinygrad BEA
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.max.sm --format=csv | tee $OUT/gpu.txt
 nproc | tee -a $OUT/gpu.txt
 { nvidia-smi topo -m; lscpu | grep -iE "^(model name|numa)"; } >> $OUT/gpu.txt 2>&1   # which cores sit by which GPU (a process's step level)
-# the host's single-core speed: the same work takes up to 1.7x longer on some hosts of one kind, so search walls compare across calls
-# only with this probe beside them (seconds for a fixed pure-Python loop and a numpy workload)
-python3 -c "import time,numpy as np; t=time.perf_counter(); sum(i*i for i in range(3_000_000)); a=time.perf_counter()-t; t=time.perf_counter(); x=np.random.default_rng(0).random((400,400)); [np.sort(x@x,axis=1) for _ in range(20)]; print(f'cpu probe: python {a:.3f} s, numpy {time.perf_counter()-t:.3f} s')" | tee -a $OUT/gpu.txt
+# the host's single-core speed (dataset.device.host_probe): the same search takes up to 1.7x longer on some hosts of one kind
+python3 -c "from dataset.device import host_probe; print(f'cpu probe: python {host_probe():.3f} s')" | tee -a $OUT/gpu.txt
 GPUS=${GPUS:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd,)}
 N=$(echo $GPUS | tr , '\n' | wc -l)
 W=$(( $(nproc) / $(nvidia-smi -L | wc -l) - 1 ))

@@ -1,6 +1,6 @@
 """tune-model on tinygrad's CPU device: a small exported torch model (conv, norms, attention) tuned under a global budget, run
 again from the cache with no search, checked against PyTorch; malformed ONNX files; the budget split."""
-import json, subprocess, sys
+import argparse, json, subprocess, sys
 from pathlib import Path
 import numpy as np
 import pytest
@@ -298,3 +298,16 @@ def test_phases_reports_what_later_rounds_bought(tmp_path):
   (bad := tmp_path / "bad.json").write_text("{")
   r = subprocess.run([sys.executable, "scripts/bench_models.py", "--phases", str(bad)], capture_output=True, text=True)
   assert r.returncode == 2 and len(r.stderr.strip().splitlines()[-1]) < 300 and "--phases" in r.stderr
+
+def test_bench_models_merge_records_the_hosts_cpu_probe(tmp_path):
+  """bench_models' models.json holds each model's report and this host's CPU probe (dataset.device.host_probe): BEAM=2's seconds may
+  come from another call's host, and a tuning share across two hosts says how comparable they were only beside it."""
+  import importlib.util
+  spec = importlib.util.spec_from_file_location("bench_models_script", "scripts/bench_models.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  (cache := tmp_path / "cache").mkdir()
+  (cache / "m1.error.json").write_text(json.dumps({"model": "m1", "error": "BEAM=2 cut off", "device": "CPU"}))
+  mod.merge(argparse.Namespace(argv=["--models", "m1"]), ["m1", "m2"], tmp_path, cache)   # m2: no report, left out
+  res = json.loads((tmp_path / "models.json").read_text())
+  assert list(res["models"]) == ["m1"] and res["models"]["m1"]["error"] == "BEAM=2 cut off"
+  assert res["host_probe_s"] > 0 and res["command"] == "python scripts/bench_models.py --models m1"

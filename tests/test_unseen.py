@@ -134,7 +134,11 @@ def test_together_searches_several_configurations_kernels_at_once(tmp_path, monk
   assert {e["op"] for e in res["kernels"]} == set(mod.draw(1)[38:40]) and all(e["verified"] and e["learned_us"] > 0 for e in res["kernels"])
   assert res["together"] == 2 and len({e["together_wall_s"] for e in res["kernels"]}) == 1
   assert sum(e["learned_s"] for e in res["kernels"]) == pytest.approx(res["kernels"][0]["together_wall_s"], abs=0.01)
-  assert "2 configurations searched together at a time" in (tmp_path / "unseen_s1.md").read_text()
+  assert "2 configurations searched together at a time" in (md := (tmp_path / "unseen_s1.md").read_text())
+  # the host's CPU probe beside the walls: the run's, and each BEAM=2 search's in its cache (a later call takes its seconds)
+  beam = json.loads((tmp_path / "b.json").read_text())
+  assert res["host_probe_s"] > 0 and all(e["beam2_host_probe_s"] == beam[e["key"]]["host_probe_s"] > 0 for e in res["kernels"])
+  assert f"This host's CPU probe (dataset.device.host_probe): {res['host_probe_s']:.3f} s; BEAM=2's searches': " in md
 
 def test_wide_splits_draw_new_shapes_and_leave_earlier_splits_alone():
   # seeds from WIDE draw from longer shape lists (by split 30, 57 of a split's 70 kernels were earlier splits'); earlier seeds draw as before
