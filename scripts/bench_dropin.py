@@ -293,17 +293,6 @@ def _device_name(dev:str|None=None) -> str:
   import platform
   return f"{dev.upper()} ({platform.processor() or platform.machine()})"
 
-def foreign_runs(out:Path, programs:list[str], here:str) -> list[str]:
-  """The finished runs in OUT/runs made on another device than `here`: seeding a benchmark with another card's BEAM=2 search compares
-  KERNTUNE with picks tuned for that card (GPT-2 seeded with an H100's BEAM=2 on an H200), so a run refuses them before any work."""
-  bad = []
-  for prog in programs:
-    for m in (*MODES, *REPLAYS):
-      with __import__("contextlib").suppress(OSError, ValueError):
-        r = json.loads((p := out / "runs" / f"{prog}.{m}.json").read_text())
-        if r.get("done") and r.get("device") not in (None, here): bad.append(f"{p} ({r['device']})")
-  return bad
-
 # *** the benchmark ***
 
 def run_one(a, prog:str, mode:str, out:Path, budget_s:float, tag:str="") -> dict:
@@ -482,7 +471,11 @@ def main(argv=None) -> int:
   if a.summarize and (out / "dropin.json").is_file(): command = json.loads((out / "dropin.json").read_text())["command"]   # the runs' own
   runs = lambda prog, mode: json.loads(p.read_text()) if (p := out / "runs" / f"{prog}.{mode}.json").is_file() else {}
   call_left = lambda: math.inf if a.deadline is None else a.deadline - (time.time() - st)   # seconds this invocation has left
-  if not a.summarize and (bad := foreign_runs(out, programs, here := _device_name(a.device))):
+  # seeding a benchmark with another card's runs compares KERNTUNE with picks tuned for that card (GPT-2 seeded with an H100's BEAM=2
+  # on an H200): refused before any work
+  here = None if a.summarize else _device_name(a.device)
+  if bad := [f"{out / 'runs' / f'{prog}.{m}.json'} ({r['device']})" for prog in programs for m in (*MODES, *REPLAYS)
+             if here and (r := runs(prog, m)).get("done") and r.get("device") not in (None, here)]:
     print(f"bench_dropin: error: {len(bad)} run(s) in {out / 'runs'} were made on another device than this {here}: {', '.join(bad[:2])}",
           file=sys.stderr); return 2
   for prog in ([] if a.summarize else programs):

@@ -319,7 +319,6 @@ def torch_compile_latency(a, n:str, out:Path):
 
 def merge(a, names:list[str], out:Path, cache:Path):
   """CACHE's reports into OUT/models.json (BEAM incomplete: the report says how far it got), the tuned caches into OUT/tuned.json."""
-  from dataset.device import host_probe
   path = out / "models.json"
   res = json.loads(path.read_text()) if path.is_file() else {"models": {}}
   for n in names:
@@ -331,7 +330,7 @@ def merge(a, names:list[str], out:Path, cache:Path):
     res["models"][n] = rep
     res.update(device=rep.get("device", res.get("device")), date=time.strftime("%Y-%m-%d"))
   res["command"] = "python scripts/bench_models.py " + " ".join(a.argv)
-  res["host_probe_s"] = host_probe()   # this host's speed (dataset.device.host_probe): BEAM=2's seconds may be another host's
+  res["host_probe_s"] = a.host_probe   # this host's speed, from run(): BEAM=2's seconds may be another host's
   path.write_text(json.dumps(res, indent=1, default=float))
   tuned = {}
   for n in names:
@@ -340,6 +339,8 @@ def merge(a, names:list[str], out:Path, cache:Path):
 
 def run(a, names:list[str], out:Path) -> int:
   """One worker per GPU (CUDA_VISIBLE_DEVICES) until the jobs run out or --seconds pass, then merge."""
+  from dataset.device import host_probe
+  a.host_probe = host_probe()   # once, before the workers load the host's cores (merge runs every 5 s while they tune)
   cache = Path(a.cache or out / "cache"); cache.mkdir(parents=True, exist_ok=True)
   for f in cache.glob("*.error.json"): f.unlink()   # a failed tune job is tried again
   claims = Path(tempfile.mkdtemp(prefix="bench_models_claims_"))

@@ -70,10 +70,10 @@ def run(a) -> int:
   res_path, beam_path = out / f"{a.name}.json", Path(a.beam_cache)
   specs = a.specs
   res = json.loads(res_path.read_text()) if a.resume and res_path.is_file() else {}
+  a.host_probe = host_probe()   # BEAM=2's cache entries record it too: a later call re-times their picks but takes their seconds
   res.update(device=f"{dev_name} ({arch})", date=time.strftime("%Y-%m-%d"), command="python scripts/bench_unseen.py " + " ".join(a.argv),
              model=model_path, fingerprint=fingerprint(specs), split=a.split if a.split is not None else SEED, budget=DEFAULT_BUDGET,
-             workers=a.workers, variant=a.variant, host_probe_s=(probe := host_probe()))
-  a.host_probe = probe   # BEAM=2's cache entries record it too: a later call re-times their picks but takes their seconds
+             workers=a.workers, variant=a.variant, host_probe_s=a.host_probe)
   res.setdefault("kernels", []); res.setdefault("networks", [])
   done = {e["key"] for e in res["kernels"]}
   # a fresh split measures only kernels no earlier split evaluated (two splits share common kernels: split 2 holds 8 of split 1's)

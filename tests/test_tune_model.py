@@ -307,7 +307,9 @@ def test_bench_models_merge_records_the_hosts_cpu_probe(tmp_path):
   mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
   (cache := tmp_path / "cache").mkdir()
   (cache / "m1.error.json").write_text(json.dumps({"model": "m1", "error": "BEAM=2 cut off", "device": "CPU"}))
-  mod.merge(argparse.Namespace(argv=["--models", "m1"]), ["m1", "m2"], tmp_path, cache)   # m2: no report, left out
+  from dataset.device import host_probe
+  a = argparse.Namespace(argv=["--models", "m1"], host_probe=host_probe())   # run() measures it once, before its workers start
+  mod.merge(a, ["m1", "m2"], tmp_path, cache)   # m2: no report, left out
   res = json.loads((tmp_path / "models.json").read_text())
   assert list(res["models"]) == ["m1"] and res["models"]["m1"]["error"] == "BEAM=2 cut off"
-  assert res["host_probe_s"] > 0 and res["command"] == "python scripts/bench_models.py --models m1"
+  assert res["host_probe_s"] == a.host_probe > 0 and res["command"] == "python scripts/bench_models.py --models m1"
