@@ -7,6 +7,7 @@
 #   mkdir -p out/call/gpt2_$v/runs && cp /tmp/s/gpt2_h200/runs/gpt2_gen.{default,beam2,beam2.picks,beam2.searched}.json out/call/gpt2_$v/runs/; done
 # Its call of 2026-11-30 (logs c1) was seeded from results/dropin_gpt2_seed instead, an H100 run (BEAM=2 79.6 s): its BEAM=2 picks
 # were tuned on an H100, so its KT/BEAM step ratios (turns 0.934, 0.940) compare against those, not against BEAM=2 on the H200.
+# Its second call (logs c2, 2026-11-30), seeded as above: turns 0.951 and 0.986 at 6.6% and 7.0% of BEAM=2's search (results/dropin.md).
 set -u
 source scripts/gpu_host.sh > /tmp/host.txt 2>&1
 arm() {   # arm TAG GPU

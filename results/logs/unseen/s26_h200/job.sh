@@ -29,6 +29,7 @@
 # c2 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=35 T=560`: four runs at the defaults on the 44, c3 `BEAM_ONLY=1 SPLIT=35 T=150` the other 4,
 # c4 (logs c4) the c2 command again: four runs at the defaults on all 48.
 # SPLIT=36 (50 kernels; logs ../s36_h200x2/c1-c2): c1 `BEAM_ONLY=1 SPLIT=36 T=540` (all 50 in 280 s), c2 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=36 T=560`.
+# SPLIT=37 (49 kernels; logs ../s37_h200x2/c1-c2): c1 `BEAM_ONLY=1 SPLIT=37 T=540` (all 49 in 354 s), c2 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=37 T=560`.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
