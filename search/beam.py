@@ -95,6 +95,12 @@ class Beam:
   # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same
   # call): the grouped conv at 1.41x without it came to BEAM=2's in both runs; geomean 0.949x and 0.970x, wall 14.3% and 12.6%
   group_branch: bool = True
+  # with group_branch, the first batch times the branch's best config even where a pick groups a reduction already: a descent's
+  # per-depth picks include its depth-1 winner, often a bare GROUPTOP that then stands in for the whole family. Split 37's grouped
+  # conv (c=512, groups 4, fp32) ran 2.40-2.44x BEAM=2's in all four runs with GROUPTOP 0 64 (scored -1.3) as its only grouped
+  # config, while the branch's best (GROUP 0 8 with locals and upcasts, scored 1.66, above anything the kernel's own descent
+  # scored: 1.42) was computed and dropped. Off until measured on a fresh split
+  group_best: bool = False
   # the first batch also times the model's best config on a tensor-core axis none of its picks uses (a descent from that axis's
   # best-scored TC action): a 3x3 conv has two (2 and 5), and the model ranks them on little data. Of the fresh splits' fp16 convs
   # with tensor cores, 11 of 121 had BEAM=2's pick on another axis, 1.18x BEAM=2's time in geomean where it was 5 and the learned 2

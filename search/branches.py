@@ -35,10 +35,11 @@ def _with(ctx:Context, seeds:list, c, size:int) -> list:
 
 def with_group(beam, ctx:Context, seeds:list, cands:Cands|None, size:int, pool:list=()) -> list:
   """With group_branch, where no seed groups a reduction: the seeds with the first of `cands` (group_candidates', computed here if
-  None) not among them."""
-  if not beam.group_branch or any(grouped(o) for o, _ in seeds): return seeds
-  keys = {key for _, key in seeds}
-  return _with(ctx, seeds, next((c for c in (group_candidates(beam, ctx, pool) if cands is None else cands) if c[1] not in keys), None), size)
+  None) not among them. With group_best, where no seed is the first of `cands` (a shallow grouped pick does not stand in for it)."""
+  if not beam.group_branch or (not beam.group_best and any(grouped(o) for o, _ in seeds)): return seeds
+  keys, cands = {key for _, key in seeds}, group_candidates(beam, ctx, pool) if cands is None else cands
+  if beam.group_best: cands = cands[:1]
+  return _with(ctx, seeds, next((c for c in cands if c[1] not in keys), None), size)
 
 def with_tc_axis(beam, ctx:Context, seeds:list, cands:Cands|None, size:int, pool:list=()) -> list:
   """With tc_branch, where the seeds take tensor cores: the seeds with the first of `cands` (tc_candidates', computed here if None)
