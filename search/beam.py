@@ -96,10 +96,11 @@ class Beam:
   # call): the grouped conv at 1.41x without it came to BEAM=2's in both runs; geomean 0.949x and 0.970x, wall 14.3% and 12.6%
   group_branch: bool = True
   # with group_branch, the first batch times the branch's best config even where a pick groups a reduction already: a descent's
-  # per-depth picks include its depth-1 winner, often a bare GROUPTOP that then stands in for the whole family. Split 37's grouped
-  # conv (c=512, groups 4, fp32) ran 2.40-2.44x BEAM=2's in all four runs with GROUPTOP 0 64 (scored -1.3) as its only grouped
-  # config, while the branch's best (GROUP 0 8 with locals and upcasts, scored 1.66, above anything the kernel's own descent
-  # scored: 1.42) was computed and dropped. Off until measured on a fresh split
+  # per-depth picks include its depth-1 winner, which may be a bare GROUPTOP that then stands in for the whole family. Split 37's
+  # grouped conv (c=512, groups 4, fp32) ran 2.40-2.44x BEAM=2's in all four runs with GROUPTOP 0 64 (scored -1.3) as its only
+  # grouped config, while the branch's best (GROUP 0 8 with locals and upcasts, scored 1.66, above anything the kernel's own
+  # descent scored: 1.42) was computed and dropped. It changes the first batch of 16 of the 67 kernels 1.2x behind BEAM=2 on
+  # splits 1-37 (results/logs/verify/group_best/). Off until measured on a fresh split
   group_best: bool = False
   # the first batch also times the model's best config on a tensor-core axis none of its picks uses (a descent from that axis's
   # best-scored TC action): a 3x3 conv has two (2 and 5), and the model ranks them on little data. Of the fresh splits' fp16 convs
