@@ -100,8 +100,10 @@ class Beam:
   # grouped conv (c=512, groups 4, fp32) ran 2.40-2.44x BEAM=2's in all four runs with GROUPTOP 0 64 (scored -1.3) as its only
   # grouped config, while the branch's best (GROUP 0 8 with locals and upcasts, scored 1.66, above anything the kernel's own
   # descent scored: 1.42) was computed and dropped. It changes the first batch of 16 of the 67 kernels 1.2x behind BEAM=2 on
-  # splits 1-37 (results/logs/verify/group_best/). Off until measured on a fresh split
-  group_best: bool = False
+  # splits 1-37 (results/logs/verify/group_best/). On fresh split 38 (one H200, two runs each way in one call): 0.949x, 0.946x
+  # BEAM=2's kernel time at 9.4%, 9.3% of its wall, against 0.973x, 0.956x at 9.6%, 9.2% without; a dilated conv went from 1.97x,
+  # 1.74x to 1.31x, 1.37x. MobileNetV2 tuned off, on, off in one call: 19.8 s, 17.9 s, 14.2 s: default on
+  group_best: bool = True
   # the first batch also times the model's best config on a tensor-core axis none of its picks uses (a descent from that axis's
   # best-scored TC action): a 3x3 conv has two (2 and 5), and the model ranks them on little data. Of the fresh splits' fp16 convs
   # with tensor cores, 11 of 121 had BEAM=2's pick on another axis, 1.18x BEAM=2's time in geomean where it was 5 and the learned 2

@@ -796,13 +796,13 @@ def test_group_best_times_the_branchs_best_where_a_shallow_pick_groups_already()
   k = kernel_asts(*parse_variant("gemm:m=64:k=256:n=64:fp32").build("CPU"))[0]
   score = lambda ks: upcast_scorer(ks) + 100.0*np.array([grouped(tuple(x.applied_opts)) and len(x.applied_opts) == 1 for x in ks])
   ctx = lambda: Context(scheduler(k, renderer_for("CUDA", "sm_90", compiler=False)), None, score, random.Random(0))
-  plain, best = Beam()._seed(ctx()), Beam(group_best=True)._seed(ctx())
+  plain, best = Beam(group_best=False)._seed(ctx()), Beam()._seed(ctx())
   cands = group_candidates(Beam(), ctx())
   assert any(grouped(o) and len(o) == 1 for o, _ in plain) and cands[0] not in plain and len(cands[0][0]) > 1
   assert len(best) == len(plain) and best[0] == plain[0] and best[1] == cands[0] and best[2:] == plain[1:-1]
   # given apart (search.first_batches), the same batch; and nothing changes where a seed is the branch's best already
-  assert Beam(group_best=True).prepare(ctx(), [o for o, _ in plain], cands) == [o for o, _ in best]
-  assert Beam(group_best=True).prepare(ctx(), [o for o, _ in best], cands) == [o for o, _ in best]
+  assert Beam().prepare(ctx(), [o for o, _ in plain], cands) == [o for o, _ in best]
+  assert Beam().prepare(ctx(), [o for o, _ in best], cands) == [o for o, _ in best]
 
 def test_tc_branch_times_the_models_best_config_on_another_tensor_core_axis():
   # a 3x3 conv takes tensor cores on two axes (2 and 5) and the model ranks them on little data (BEAM=2's picks of two dilated fp16

@@ -30,6 +30,9 @@
 # c4 (logs c4) the c2 command again: four runs at the defaults on all 48.
 # SPLIT=36 (50 kernels; logs ../s36_h200x2/c1-c2): c1 `BEAM_ONLY=1 SPLIT=36 T=540` (all 50 in 280 s), c2 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=36 T=560`.
 # SPLIT=37 (49 kernels; logs ../s37_h200x2/c1-c2): c1 `BEAM_ONLY=1 SPLIT=37 T=540` (all 49 in 354 s), c2 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=37 T=560`.
+# SPLIT=38 (48 kernels; one nvidia-h200; logs ../s38_h200/c1-c3): c1 `BEAM_ONLY=1 SPLIT=38 T=540` (32 picks), c2 `BEAM_ONLY=1 SPLIT=38 T=530` (the other
+# 16), c3 `CACHED=1 R=4 V='[{"group_best": true}, {}, {"group_best": true}]' SPLIT=38 T=560`: runs 1 and 3 Beam.group_best, 0 and 2 without (the
+# same A/B at today's defaults, where it is on: V='[{"group_best": false}, {}, {"group_best": false}, {}]').
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")

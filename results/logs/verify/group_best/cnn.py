@@ -22,7 +22,7 @@ for u in asts:
   except Exception as e: continue
   if not any(t.name == "REDUCE" for t in base.axis_types): continue
   _KIDS.clear(); ctx = Context(base, None, score); d = Beam().descend(ctx)
-  a, b = Beam()._seed(ctx, d), Beam(group_best=True)._seed(ctx, d)
+  a, b = Beam(group_best=False)._seed(ctx, d), Beam()._seed(ctx, d)
   add = [o for o, k in b if k not in {k for _, k in a}]
   n += 1; ch += bool(add)
   print(list(base.full_shape), 'CHANGED' if add else '', [(x.op.name, x.axis, x.arg) for x in add[0]] if add else '', flush=True)

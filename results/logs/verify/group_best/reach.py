@@ -21,7 +21,7 @@ keep = (lambda e: e['learned_us'] >= 1.2*e['beam2_us']) if which == 'miss' else 
 n = changed = 0
 for p, e, base in measured(res, keep, ren):
   _KIDS.clear(); ctx = Context(base, None, score); d = Beam().descend(ctx)
-  a = Beam()._seed(ctx, d); b = Beam(group_best=True)._seed(ctx, d)
+  a = Beam(group_best=False)._seed(ctx, d); b = Beam()._seed(ctx, d)
   n += 1; ch = [o for o, k in b if k not in {k for _, k in a}]
   changed += bool(ch)
   bg = any(x.op.name.startswith('GROUP') for x in opts_from_json(e['beam2_opts']))
