@@ -349,11 +349,12 @@ def summary(res:dict) -> dict:
 
 def _repeats(ks:list[dict]) -> dict[str, list[float]]:
   """Of each run of the learned search (--repeats), where every kernel has every run verified: the learned / BEAM=2 geomean
-  (repeats) and its search wall / BEAM=2's, summed (repeats_wall)."""
+  (repeats), worst kernel (repeats_worst) and count over 1.2x (repeats_over), and its search wall / BEAM=2's, summed (repeats_wall)."""
   n = min((len(e.get("repeats", [])) for e in ks), default=0)
-  if n < 2 or not all(x.get("us") and x["verified"] for e in ks for x in e["repeats"][:n]): return {"repeats": [], "repeats_wall": []}
-  beam_s = max(1e-9, sum(e["beam2_s"] for e in ks))
-  return {"repeats": [geomean([e["repeats"][r]["us"]/e["beam2_us"] for e in ks]) for r in range(n)],
+  if n < 2 or not all(x.get("us") and x["verified"] for e in ks for x in e["repeats"][:n]):
+    return {"repeats": [], "repeats_worst": [], "repeats_over": [], "repeats_wall": []}
+  beam_s, runs = max(1e-9, sum(e["beam2_s"] for e in ks)), [[e["repeats"][r]["us"]/e["beam2_us"] for e in ks] for r in range(n)]
+  return {"repeats": [geomean(r) for r in runs], "repeats_worst": [max(r) for r in runs], "repeats_over": [sum(x > 1.2 for x in r) for r in runs],
           "repeats_wall": [sum(e["repeats"][r]["s"] for e in ks)/beam_s for r in range(n)]}
 
 def network_entry(rep:dict, command:str) -> dict:
@@ -422,7 +423,8 @@ def write_markdown(res:dict, path:Path):
            f"- learned / BEAM=2 kernel time: geomean {s['geomean_vs_beam2']:.3f}x, worst {s['worst_vs_beam2']:.2f}x, {s['over_1.2x']} over 1.20x",
            f"- hand-coded / BEAM=2: geomean {s['hand_vs_beam2']:.3f}x",
            *([f"- {len(s['repeats'])} runs of the learned search (seeds 0..{len(s['repeats']) - 1}), geomean per run: "
-              + ", ".join(f"{g:.3f}x" for g in s["repeats"]) + f" (spread {max(s['repeats']) - min(s['repeats']):.3f}); search wall / BEAM=2's "
+              + ", ".join(f"{g:.3f}x" for g in s["repeats"]) + f" (spread {max(s['repeats']) - min(s['repeats']):.3f}); worst per run: "
+              + ", ".join(f"{w:.2f}x" for w in s["repeats_worst"]) + "; over 1.2x per run: " + ", ".join(map(str, s["repeats_over"])) + "; search wall / BEAM=2's "
               + "per run: " + ", ".join(f"{w:.3f}" for w in s["repeats_wall"])
               + variants_said(res.get("variant"), len(s["repeats"]))]
              if len(s["repeats"]) > 1 else []),

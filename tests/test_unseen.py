@@ -294,6 +294,20 @@ def test_anytime_gives_the_answer_and_wall_had_a_search_stopped_after_n_timings(
   rows = {r["timings"]: r for r in mod.anytime([tmp_path / "unseen_s9.json"])}
   assert rows[9]["wall_share"] == 0.09 and rows[16]["wall_share"] == 0.16 and rows["all"]["wall_share"] == 0.24
 
+def test_summary_gives_each_runs_geomean_worst_and_count_over_1_2x():
+  # --repeats: the spread between runs, per run, as the README's table reports it; none where a run of a kernel failed its check
+  import importlib.util, sys
+  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
+  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  run = lambda us, s=1.0: {"us": us, "s": s, "verified": True}
+  ks = [{"verified": True, "learned_us": 10.0, "beam2_us": 10.0, "learned_s": 1.0, "beam2_s": 10.0, "hand_us": 20.0, "repeats": [run(10.0), run(13.0)]},
+        {"verified": True, "learned_us": 25.0, "beam2_us": 20.0, "learned_s": 1.0, "beam2_s": 10.0, "hand_us": 40.0, "repeats": [run(25.0), run(20.0, 3.0)]}]
+  s = mod.summary({"kernels": ks})
+  assert s["repeats_worst"] == [1.25, 1.3] and s["repeats_over"] == [1, 1] and s["repeats_wall"] == [0.1, 0.2]
+  assert abs(s["repeats"][0] - 1.25**0.5) < 1e-9 and s["worst_vs_beam2"] == 1.25
+  ks[1]["repeats"][1]["verified"] = False
+  assert mod.summary({"kernels": ks})["repeats_over"] == []
+
 def test_drop_held_out_removes_the_benchmarks_kernels_from_an_extracted_store(tmp_path):
   from dataset.kernel import Kernel
   from dataset.store import Store
