@@ -8,11 +8,8 @@ tunes a model's: each one's default is timed once, then a pool of `budget` timed
 by expected gain (search.task_scheduler), so a kernel gets what its share of the LINEAR's runtime is worth and a small one keeps its
 default (cached as such). A kernel whose search stopped on its budget is marked so in the cache: a later run searches it further,
 starting from its cached configs, with `retune` or a larger `budget`. A kernel with a symbolic shape (a Variable: GPT-2's position
-under TinyJit) is searched as itself, as tinygrad's BEAM searches it: timed with each Variable at the middle of its range, and
-only configs that leave its symbolic axes whole apply (tinygrad refuses to split them), so the same code runs at every value. A
-concrete twin at that value would be searched over configs that split its symbolic axis, which the kernel cannot take: GPT-2's
-attention kernels kept their default that way (r_12_64_(start_pos+1): 77.6 us against BEAM=2's 32.0 on an H100,
-results/logs/dropin/h100_gpt2_kernels).
+under TinyJit) is searched as itself, as tinygrad's BEAM searches it: timed at each Variable's mid-range, over configs that leave its
+symbolic axes whole, so the same code runs at every value (a concrete twin's configs split them: results/logs/dropin/h100_gpt2_kernels).
 
 With KERNTUNE_WHEN=second (Tuner.when) a kernel is tuned at its second sight instead, so that what a program runs once is
 never searched; with KERNTUNE_WHEN=jit only the kernels TinyJit captures are tuned (a jitted step's, at its capture, its second
@@ -28,10 +25,9 @@ from tinygrad.uop.ops import Ops, UOp
 BUDGET = 10   # timed candidates per kernel, pooled: tune-model's default (search.task_scheduler.PER_KERNEL_DEFAULT)
 TOP = 4       # configs a cache entry keeps (its fastest measured): a later search of the kernel starts from them
 # what a kernel's second round is expected to gain: drop-in's kernels are all unseen, and on the unseen splits 2-4 the six timings
-# after the first batch gained 2.2%, 3.0% and 4.2% in mean (tune-model keeps search.task_scheduler.NEXT_GAIN, 1.5%, from
-# corpus-shaped kernels). The CNN training step on H100 is bimodal either way, on whether its largest kernel's search leaves the
-# branch its first batch took: eleven runs at 0.03 gave 1.038-1.071x BEAM=2's step in five and 1.155-1.249x in six, five at 0.015
-# gave 1.064x and 1.076x in two and 1.18-1.23x in three (results/dropin_h100.md).
+# after the first batch gained 2.2-4.2% in mean (tune-model keeps task_scheduler.NEXT_GAIN, 1.5%, from corpus-shaped kernels). The
+# CNN training step on H100 is bimodal either way: at 0.03 1.038-1.071x BEAM=2's step in five runs and 1.155-1.249x in six, at
+# 0.015 1.064x, 1.076x and 1.18-1.23x in three (results/dropin_h100.md).
 NEXT_GAIN = 0.03
 SHOWN = 20    # per-kernel lines of the summary (the costliest kernels); KERNTUNE_REPORT has them all
 WHEN = ("first", "second", "jit")   # Tuner.when
@@ -58,6 +54,7 @@ class Tuner:
   # the scheduler comes to them (Preparing.hold): the CNN training step's 43 kernels left small compiled 409 configs nobody timed, 39%
   # of its compiles, queued in the pool before the larger kernels' rounds (2 x H200, results/logs/dropin/h200x2_later_expect)
   hold_small: bool = False
+  strategy_args: dict|None = None   # the beam's parameters (KERNTUNE_BEAM; tune-model's --strategy-args), e.g. {"group_best": False}
   quiet: bool = False               # no progress and no summary
   # when a kernel the cache lacks is tuned: at its first sight, where tinygrad's BEAM searches it, or at its second (the second
   # LINEAR that runs it: a TinyJit's capture, a loop's second pass), its first run on tinygrad's default; a kernel a program runs
@@ -86,6 +83,11 @@ class Tuner:
     if self.timing not in TIMINGS: raise ValueError(f"timing {self.timing!r} is not one of {', '.join(TIMINGS)} (KERNTUNE_TIMING)")
     if self.when not in WHEN: raise ValueError(f"when {self.when!r} is not one of {', '.join(WHEN)} (KERNTUNE_WHEN)")
     if why := bad_later_share(self.later_share): raise ValueError(f"later_share {why} (KERNTUNE_LATER_SHARE)")
+    if self.strategy_args:
+      from search.beam import Beam
+      from search.schedule import strategy_params
+      try: Beam(**strategy_params("beam", self.strategy_args))
+      except TypeError as e: raise ValueError(f"bad beam parameters {self.strategy_args} (KERNTUNE_BEAM): {e}") from None
 
   def _scorer(self, device:str):
     if device not in self._scorers:
@@ -149,9 +151,10 @@ class Tuner:
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, SCHEDULED, first_effort, pooled, schedule, work_of
+    from search.schedule import strategy_params
+    from search.task_scheduler import MIN_PER_KERNEL, first_effort, pooled, schedule, work_of
     workers = self.pool_workers(device)
-    strat, ctxs, st = Beam(**SCHEDULED), {}, time.perf_counter()   # the scheduler decides each kernel's rounds, not the beam
+    strat, ctxs, st = Beam(**strategy_params("beam", self.strategy_args)), {}, time.perf_counter()   # the scheduler's rounds, not the beam's
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
     say(f"{len(todo)} new kernel(s) on {device}: timing their defaults")
     self._busy = True
@@ -320,7 +323,7 @@ class Tuner:
     return {"tuned": len(tuned), "replayed": len(self.replayed), "left_default": dict(Counter(_kind(r["status"]) for r in self.rows if r["status"] != "tuned")),
             "seen_once": len(self.once),
             "search_s": round(self.spent_s, 3), "phases": {k: round(v, 3) for k, v in self.phases.items()}, "waits": self.waits(),
-            "timed": self.timed, "gain": _geomean(tuned), "cache": str(cache_path), "kernels": self.rows}
+            "timed": self.timed, "gain": _geomean(tuned), "cache": str(cache_path), "strategy_args": self.strategy_args or {}, "kernels": self.rows}
 
   def waits(self) -> dict[str, float]:
     """Seconds this process waited on compiles and on timing, over every kernel searched (the rest of the search is its own CPU)."""
@@ -366,7 +369,8 @@ def from_env() -> Tuner:
   KERNTUNE_NEXT_GAIN (a second round's expected gain), KERNTUNE_STOP_GAIN (the share of the program's time a round must be
   expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size), KERNTUNE_LATER_SHARE (the
   share of the other tuning seconds later rounds may take, or off), KERNTUNE_WHEN (first, second, jit:
-  a kernel tuned at its first sight, its second, or when TinyJit captures it), KERNTUNE_HOLD_SMALL=1 (Tuner.hold_small)."""
+  a kernel tuned at its first sight, its second, or when TinyJit captures it), KERNTUNE_HOLD_SMALL=1 (Tuner.hold_small),
+  KERNTUNE_BEAM (the beam's parameters, JSON, as tune-model's --strategy-args)."""
   from search.task_scheduler import read_later_share
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
@@ -378,7 +382,13 @@ def from_env() -> Tuner:
                stop_gain=float(env("KERNTUNE_STOP_GAIN")) if env("KERNTUNE_STOP_GAIN") else None,
                first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None,
                later_share=read_later_share(env("KERNTUNE_LATER_SHARE")) if env("KERNTUNE_LATER_SHARE") else LATER_SHARE, when=env("KERNTUNE_WHEN") or "first",
-               hold_small=_flag(env("KERNTUNE_HOLD_SMALL")))
+               hold_small=_flag(env("KERNTUNE_HOLD_SMALL")), strategy_args=_json(env("KERNTUNE_BEAM"), "KERNTUNE_BEAM"))
+
+def _json(v:str|None, var:str) -> dict|None:
+  try: d = json.loads(v) if v else None
+  except json.JSONDecodeError as e: raise ValueError(f"{var} is not JSON: {e}") from None
+  if d is None or isinstance(d, dict): return d
+  raise ValueError(f"{var} must be a JSON object, got {v}")
 
 def report_at_exit(tuner:Tuner, cache_path):
   """At exit: the summary on stderr (unless quiet), and with KERNTUNE_REPORT=FILE every kernel's row as JSON there."""

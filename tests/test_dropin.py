@@ -52,6 +52,20 @@ def test_dropin_tunes_a_training_step_once(tmp_path):
   summary = t1.summary(path)
   assert "kernel(s) tuned" in summary and str(path) in summary
 
+def test_dropin_searches_with_the_beam_parameters_it_is_given(tmp_path, monkeypatch):
+  # Tuner.strategy_args (KERNTUNE_BEAM) reach the beam that searches the program's kernels, over the scheduler's own parameters
+  import search.beam
+  made = []
+  class Spy(search.beam.Beam):
+    def __init__(self, *a, **kw): super().__init__(*a, **kw); made.append(self)
+  monkeypatch.setattr(search.beam, "Beam", Spy)
+  rng = np.random.default_rng(0)
+  w0, x0 = rng.standard_normal((24, 16)).astype(np.float32), rng.standard_normal((32, 24)).astype(np.float32)
+  t = Tuner(budget=4, kernel_s=20, quiet=True, strategy_args={"group_best": False, "near_k": 0})
+  with tuned(tmp_path / "tuned.json", tuner=t): _forward(w0, x0)
+  assert any(r["status"] == "tuned" for r in t.rows) and made and t.report(tmp_path / "tuned.json")["strategy_args"] == {"group_best": False, "near_k": 0}
+  assert all(not b.group_best and b.near_k == 0 and not b.adaptive for b in made)   # the scheduler's rules stay: the rounds are its
+
 def test_kernels_tuned_at_their_second_sight(tmp_path):
   # KERNTUNE_WHEN=second: a kernel's first run is tinygrad's default, neither searched nor cached; the second LINEAR that runs it
   # tunes it; a kernel that runs once is never searched
@@ -296,6 +310,13 @@ def test_tuner_settings_from_the_environment(monkeypatch):
   monkeypatch.setenv("KERNTUNE_WHEN", "jit")
   assert from_env().when == "jit"
   with pytest.raises(ValueError, match="timing 'tepid' is not one of cold, warm, auto"): Tuner(timing="tepid")
+  # KERNTUNE_BEAM: the beam's parameters, as tune-model's --strategy-args; a bad one is refused before anything is tuned
+  monkeypatch.setenv("KERNTUNE_BEAM", '{"group_best": false}')
+  assert from_env().strategy_args == {"group_best": False} and Tuner().strategy_args is None
+  for bad, why in (('{"group_best": fals', "not JSON"), ('[1]', "JSON object"), ('{"no_such": 1}', "no_such")):
+    monkeypatch.setenv("KERNTUNE_BEAM", bad)
+    with pytest.raises(ValueError, match=f"KERNTUNE_BEAM.*{why}"): from_env()
+  monkeypatch.delenv("KERNTUNE_BEAM")
   # through the hook, as `KERNTUNE=1 python prog.py` starts: a bad setting is one line, and the program runs untuned
   env = {k: v for k, v in os.environ.items() if not k.startswith("KERNTUNE")} | {"KERNTUNE": "1", "KERNTUNE_TIMING": "tepid"}
   r = subprocess.run([sys.executable, "-c", "import sys, search.hook as h; h.arm(); import tinygrad; print('search.cache' in sys.modules)"],
