@@ -85,7 +85,7 @@ class Tuner:
     if why := bad_later_share(self.later_share): raise ValueError(f"later_share {why} (KERNTUNE_LATER_SHARE)")
     if self.strategy_args:
       from search.beam import Beam
-      from search.schedule import strategy_params
+      from search.task_scheduler import strategy_params
       try: Beam(**strategy_params("beam", self.strategy_args))
       except TypeError as e: raise ValueError(f"bad beam parameters {self.strategy_args} (KERNTUNE_BEAM): {e}") from None
 
@@ -151,8 +151,7 @@ class Tuner:
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.schedule import strategy_params
-    from search.task_scheduler import MIN_PER_KERNEL, first_effort, pooled, schedule, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, first_effort, pooled, schedule, strategy_params, work_of
     workers = self.pool_workers(device)
     strat, ctxs, st = Beam(**strategy_params("beam", self.strategy_args)), {}, time.perf_counter()   # the scheduler's rounds, not the beam's
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))

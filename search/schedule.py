@@ -38,7 +38,7 @@ from search.first_batches import Preparing
 from search.strategies import STRATEGIES, finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, SCHEDULED, first_effort, pooled, schedule, work_of
+from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, first_effort, pooled, schedule, strategy_params, work_of
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -49,12 +49,6 @@ def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list
   best = {i: min((o for o, t in ctxs[i].measurer.times.items() if t < math.inf), key=ctxs[i].measurer.times.get, default=None) for i in searched}
   return {i: list(dict.fromkeys(o for j in searched if j != i and nest(j) == nest(i) and (o := best[j]) is not None
                                 and o not in ctxs[i].measurer.times and replay(ctxs[i].base, o) is not None)) for i in searched}
-
-def strategy_params(strategy:str, strategy_args:dict|None) -> dict:
-  """The strategy's parameters: the beam's own stopping rules (Beam.adaptive, and patience: a round without a faster time ended
-  the search, so a Llama block's 58%-share GEMM got two rounds at 1.6x BEAM=2) stay off here, where the budget scheduler decides
-  each kernel's rounds by their expected gain."""
-  return {**(SCHEDULED if strategy in ("beam", "pure-model") else {}), **(strategy_args or {})}
 
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
                  time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,

@@ -10,6 +10,7 @@ from typing import Callable
 from search.strategies import AHEAD
 
 SCHEDULED = {"adaptive": False, "patience": 1 << 30}   # a beam under this scheduler: its own stopping rules off (the rounds are ours)
+
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
 PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes where it pays)
@@ -46,6 +47,12 @@ LATER_SHARE = 0.25
 # and a width-1 descent leave a CNN's 1-4% pointwise and depthwise convs 20-50% slower, and together they are most of its time
 # (MobileNetV2 0.95x -> 1.04x BEAM=2's latency, EfficientNet 0.98x -> 1.02x): off.
 FIRST_SHARE = 0.05
+
+def strategy_params(strategy:str, strategy_args:dict|None) -> dict:
+  """The strategy's parameters: the beam's own stopping rules (Beam.adaptive, and patience: a round without a faster time ended
+  the search, so a Llama block's 58%-share GEMM got two rounds at 1.6x BEAM=2) stay off here, where the budget scheduler decides
+  each kernel's rounds by their expected gain."""
+  return {**(SCHEDULED if strategy in ("beam", "pure-model") else {}), **(strategy_args or {})}
 
 def read_later_share(s:str) -> float|None:
   """A later_share setting as given on a command line or in the environment: a share, or off (None: no limit)."""

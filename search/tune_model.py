@@ -23,7 +23,8 @@ from search.measure import TIMINGS, shared_pool
 from search.strategies import STRATEGIES
 from search.onnx_model import ModelError, open_model, parse_shapes
 from search.latency import ROUNDS, check, interleaved, tinygrad_latency, torch_latency
-from search.schedule import NEXT_GAIN, PER_KERNEL_DEFAULT, strategy_params, tune_kernels
+from search.schedule import NEXT_GAIN, PER_KERNEL_DEFAULT, tune_kernels
+from search.task_scheduler import strategy_params
 from search.task_scheduler import FIRST_SHARE, LATER_SHARE, bad_later_share, read_later_share
 from search.beam_compare import beam_kernels
 

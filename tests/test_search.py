@@ -849,7 +849,7 @@ def test_a_scheduled_beam_goes_on_after_a_round_without_a_faster_time():
   # a Llama block's 58%-share GEMM stopped after one fruitless round at 1.6x BEAM=2's time
   import math
   from search.beam import Beam
-  from search.schedule import strategy_params
+  from search.task_scheduler import strategy_params
   k = _kernel("gemm:m=64:k=64:n=64:fp32")
   for params, stops in ((strategy_params("beam", None), False), ({"adaptive": False}, True)):
     m = Measurer(k, "CPU", Budget(measurements=60))

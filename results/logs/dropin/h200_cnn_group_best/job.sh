@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# one nvidia-h200 call (carry .whl and out/call; run from the repository root): drop-in's CNN training step with Beam.group_best off
+# (KERNTUNE_BEAM='{"group_best": false}') and on (today's default), in turn on one GPU (ORDER="off on", or "on off" for the next
+# call), each in fresh processes with empty caches, its kernels replayed against BEAM=2's picks in 3 pairs of turns. BEAM=2's search
+# and plain run come from the H200 call of ../h200_cnn (435.8 s): nothing is searched again. First, here:
+#   mkdir -p /tmp/a && tar xzf results/logs/dropin/h200_cnn/all.tgz -C /tmp/a && for v in off on; do mkdir -p out/call/cnn_$v && \
+#   cp -r /tmp/a/cnn_h200/runs out/call/cnn_$v/ && rm -f out/call/cnn_$v/runs/*.{kerntune,replay,turns,beam2_replay,kernels}* \
+#   out/call/cnn_$v/runs/*.lock; done
+set -u
+source scripts/gpu_host.sh > /tmp/host.txt 2>&1
+arm() {   # arm TAG KERNTUNE_BEAM
+  local d=$PWD/out/call/cnn_$1
+  CUDA_VISIBLE_DEVICES=0 timeout 260 python3 scripts/bench_dropin.py --device CUDA --out $d --deadline 250 --workers $W --programs cnn_train \
+    --modes default,kerntune,beam2,beam2_replay,turns --turns 3 --kt-env "KERNTUNE_BEAM=$2" > $d/log 2>&1
+  echo "exit $?" >> $d/log
+}
+for v in ${ORDER:-off on}; do if [ $v = off ]; then arm off '{"group_best": false}'; else arm on '{}'; fi; done
+for d in cnn_off cnn_on; do echo "$d $(grep -E "^\| cnn_train" out/call/$d/dropin.md | head -1)"; done
+cp /tmp/host.txt out/call/; tar czf $OUT/all.tgz -C out/call cnn_off cnn_on host.txt
