@@ -10,7 +10,6 @@ from typing import Callable
 from search.strategies import AHEAD
 
 SCHEDULED = {"adaptive": False, "patience": 1 << 30}   # a beam under this scheduler: its own stopping rules off (the rounds are ours)
-
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
 ROUND = 6                 # timed candidates of a later round (Beam.k, MCTS.batch)
 PER_KERNEL_DEFAULT = 10   # --budget default: this many per distinct kernel (beam's first batch is 8: the rest goes where it pays)
