@@ -84,10 +84,9 @@ class Tuner:
     if self.when not in WHEN: raise ValueError(f"when {self.when!r} is not one of {', '.join(WHEN)} (KERNTUNE_WHEN)")
     if why := bad_later_share(self.later_share): raise ValueError(f"later_share {why} (KERNTUNE_LATER_SHARE)")
     if self.strategy_args:
-      from search.beam import Beam
-      from search.task_scheduler import strategy_params
-      try: Beam(**strategy_params("beam", self.strategy_args))
-      except TypeError as e: raise ValueError(f"bad beam parameters {self.strategy_args} (KERNTUNE_BEAM): {e}") from None
+      from search.task_scheduler import scheduled
+      try: scheduled("beam", self.strategy_args)
+      except ValueError as e: raise ValueError(f"KERNTUNE_BEAM: {e}") from None
 
   def _scorer(self, device:str):
     if device not in self._scorers:
@@ -147,13 +146,12 @@ class Tuner:
     from tqdm import tqdm
     from dataset.errors import one_line
     from dataset.kernel import Kernel, opts_from_json, scheduler
-    from search.beam import Beam
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, first_effort, pooled, schedule, strategy_params, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, first_effort, pooled, schedule, scheduled, work_of
     workers = self.pool_workers(device)
-    strat, ctxs, st = Beam(**strategy_params("beam", self.strategy_args)), {}, time.perf_counter()   # the scheduler's rounds, not the beam's
+    strat, ctxs, st = scheduled("beam", self.strategy_args), {}, time.perf_counter()   # the scheduler's rounds, not the beam's
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
     say(f"{len(todo)} new kernel(s) on {device}: timing their defaults")
     self._busy = True

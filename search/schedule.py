@@ -35,10 +35,10 @@ from dataset.history import History
 from search.cache import TunedCache
 from search.context import Context
 from search.first_batches import Preparing
-from search.strategies import STRATEGIES, finish
+from search.strategies import finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, first_effort, pooled, schedule, strategy_params, work_of
+from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, first_effort, pooled, schedule, scheduled, work_of
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -76,7 +76,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
            "search_s": 0.0, "tune_s": None, "siblings_timed": 0, "from_sibling": False, "history": 0, "warm": None, "status": None}
           for i, k in enumerate(kernels)]
-  strat = STRATEGIES[strategy](**strategy_params(strategy, strategy_args))
+  strat = scheduled(strategy, strategy_args)
   ctxs: dict[int, Context] = {}
   check_s: dict[int, float] = {}   # what a kernel's final check is expected to take: measuring its default took as long
   st = time.perf_counter()

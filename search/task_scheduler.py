@@ -7,7 +7,7 @@ time get none: small kernels keep their default."""
 from __future__ import annotations
 import math, time
 from typing import Callable
-from search.strategies import AHEAD
+from search.strategies import AHEAD, STRATEGIES
 
 SCHEDULED = {"adaptive": False, "patience": 1 << 30}   # a beam under this scheduler: its own stopping rules off (the rounds are ours)
 MIN_PER_KERNEL = 3        # timed candidates of a kernel's first round, for a strategy with no batch compiled ahead (MCTS)
@@ -52,6 +52,11 @@ def strategy_params(strategy:str, strategy_args:dict|None) -> dict:
   the search, so a Llama block's 58%-share GEMM got two rounds at 1.6x BEAM=2) stay off here, where the budget scheduler decides
   each kernel's rounds by their expected gain."""
   return {**(SCHEDULED if strategy in ("beam", "pure-model") else {}), **(strategy_args or {})}
+
+def scheduled(strategy:str, strategy_args:dict|None):
+  """The strategy under this scheduler (strategy_params); a parameter it does not take is a ValueError naming it, before any work."""
+  try: return STRATEGIES[strategy](**strategy_params(strategy, strategy_args))
+  except TypeError as e: raise ValueError(f"bad parameters {strategy_args} for {strategy}: {e}") from None
 
 def read_later_share(s:str) -> float|None:
   """A later_share setting as given on a command line or in the environment: a share, or off (None: no limit)."""

@@ -20,12 +20,10 @@ from dataset.history import History, HistoryError
 from search.api import load_model
 from search.cache import CacheError, TunedCache, DEFAULT as DEFAULT_CACHE, tuned
 from search.measure import TIMINGS, shared_pool
-from search.strategies import STRATEGIES
 from search.onnx_model import ModelError, open_model, parse_shapes
 from search.latency import ROUNDS, check, interleaved, tinygrad_latency, torch_latency
 from search.schedule import NEXT_GAIN, PER_KERNEL_DEFAULT, tune_kernels
-from search.task_scheduler import strategy_params
-from search.task_scheduler import FIRST_SHARE, LATER_SHARE, bad_later_share, read_later_share
+from search.task_scheduler import FIRST_SHARE, LATER_SHARE, bad_later_share, read_later_share, scheduled
 from search.beam_compare import beam_kernels
 
 LEARNED = ("beam", "mcts", "pure-model")
@@ -56,8 +54,8 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   open_device(device)
   if strategy not in LEARNED: raise ModelError(f"unknown strategy {strategy!r}: choose one of {', '.join(LEARNED)}")
   if why := bad_later_share(later_share): raise ModelError(f"--later-share {why}")
-  try: STRATEGIES[strategy](**strategy_params(strategy, strategy_args))
-  except TypeError as e: raise ModelError(f"bad --strategy-args for {strategy}: {e}") from None
+  try: scheduled(strategy, strategy_args)
+  except ValueError as e: raise ModelError(f"--strategy-args: {e}") from None
   dev_name, arch, props = device_info(device)
   notes: list[str] = []   # the model's note waits until the inputs are known good: a bad input's error is the only line
   cm, cm_path = load_model(cost_model, device, dev_name, arch, allow_device_mismatch, notes.append)

@@ -54,11 +54,11 @@ def test_dropin_tunes_a_training_step_once(tmp_path):
 
 def test_dropin_searches_with_the_beam_parameters_it_is_given(tmp_path, monkeypatch):
   # Tuner.strategy_args (KERNTUNE_BEAM) reach the beam that searches the program's kernels, over the scheduler's own parameters
-  import search.beam
+  import search.beam, search.strategies
   made = []
   class Spy(search.beam.Beam):
     def __init__(self, *a, **kw): super().__init__(*a, **kw); made.append(self)
-  monkeypatch.setattr(search.beam, "Beam", Spy)
+  monkeypatch.setitem(search.strategies.STRATEGIES, "beam", Spy)
   rng = np.random.default_rng(0)
   w0, x0 = rng.standard_normal((24, 16)).astype(np.float32), rng.standard_normal((32, 24)).astype(np.float32)
   t = Tuner(budget=4, kernel_s=20, quiet=True, strategy_args={"group_best": False, "near_k": 0})
