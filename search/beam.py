@@ -77,42 +77,37 @@ class Beam:
   # against the old default in one call (2 x H100, results/unseen_s3_variants.md): wall 19.3% of BEAM=2's for 20.2%, 0.933x for 0.950x
   speculate: bool = True
   guesses: int = 3   # speculate: guesses of the next round's parents a round may start
+  # speculate in a round that ends the search if stale (adaptive) only once a timing of it has bettered the best: else its guesses
+  # compile for nothing (on fresh split 39, 34 of 45 kernels stopped after their first later round). The picks are the same. On
+  # split 38 (one H200, two calls, a development use): 923 configs compiled against 1,048 and 1,140 without it in the same call;
+  # wall 9.9%, 10.0%, 9.5% of BEAM=2's against 10.2%, 9.2%, 8.8%, 10.4%: fewer compiles, the wall within the spread
+  speculate_gain: bool = True
   # a round's compiles straggle once half are in and they lag this many seconds (and STRAGGLE x that half's time) behind: compile
   # times are heavy-tailed (the H200 store's p50 0.37 s, p90 2.2 s, p99 9.7 s), and a round waits on its slowest (None:
   # search.measure.MIN_WAIT_S). 1 s with speculation, in the same call: wall 18.3%, geomean 0.931x (the stragglers are timed in the
   # next round, or verified at the end, not lost)
   straggle_s: float|None = 1.0
-  # the model descent takes SWAP steps. The model before the shipped one ordered a SWAP's child against its parent at chance (0.49 of
-  # 4,656 measured pairs over 3% apart, in-sample) and scored 73% of them up, 61% of those slower in fact; the shipped one, trained
-  # without the opt-sequence columns that did it (--mask opts), 55% up (`python -m models.steps`, results/model_steps_sm_90.json).
-  # False: the descent leaves SWAP out (later rounds' children, which are timed, keep it); offline on the 48 unseen kernels 1.2x
-  # behind it cost the model before 43% less CPU (48 s against 85 s) and ranked BEAM=2's pick higher (median 49 configs above it
-  # against 120; results/logs/unseen/descent_reach_sm_90{,_noswap}.json). On fresh split 25 (one H200, 4 runs each): the same
-  # geomean (0.929-0.939x against 0.914-0.964x), a fifth less wall, but a grouped conv whose BEAM=2 pick holds two SWAPs at
-  # 1.21-1.24x in every run without them: default on
+  # the model descent takes SWAP steps. The shipped model (trained with --mask opts) scores 55% of SWAP children up (the one before
+  # 73%, 61% of those slower in fact: results/model_steps_sm_90.json). Without them, on fresh split 25 (one H200, 4 runs each): the
+  # same geomean for a fifth less wall, but a grouped conv whose BEAM=2 pick holds two SWAPs at 1.21-1.24x in every run: on
   descent_swaps: bool = True
   # the first batch also times the model's best grouped-reduction config (GROUP, GROUPTOP) where its picks have none, expanded once
   # as tensor cores are: BEAM=2's pick grouped on 3 of the 4 worst unseen kernels of splits 9-12 (1.38-1.99x). On split 13 (same
   # call): the grouped conv at 1.41x without it came to BEAM=2's in both runs; geomean 0.949x and 0.970x, wall 14.3% and 12.6%
   group_branch: bool = True
   # with group_branch, the first batch times the branch's best config even where a pick groups a reduction already: a descent's
-  # per-depth picks include its depth-1 winner, which may be a bare GROUPTOP that then stands in for the whole family. Split 37's
-  # grouped conv (c=512, groups 4, fp32) ran 2.40-2.44x BEAM=2's in all four runs with GROUPTOP 0 64 (scored -1.3) as its only
-  # grouped config, while the branch's best (GROUP 0 8 with locals and upcasts, scored 1.66, above anything the kernel's own
-  # descent scored: 1.42) was computed and dropped. It changes the first batch of 16 of the 67 kernels 1.2x behind BEAM=2 on
-  # splits 1-37 (results/logs/verify/group_best/). On fresh split 38 (one H200, two runs each way in one call): 0.949x, 0.946x
-  # BEAM=2's kernel time at 9.4%, 9.3% of its wall, against 0.973x, 0.956x at 9.6%, 9.2% without; a dilated conv went from 1.97x,
-  # 1.74x to 1.31x, 1.37x. MobileNetV2 tuned off, on, off in one call: 19.8 s, 17.9 s, 14.2 s: default on
+  # depth-1 winner may be a bare GROUPTOP that stands in for the family (split 37's grouped conv at 2.40-2.44x, the branch's best
+  # scored above anything its own descent had, then dropped). On fresh split 38 (one H200, two runs each way in one call): 0.949x,
+  # 0.946x BEAM=2's kernel time at 9.4%, 9.3% of its wall, against 0.973x, 0.956x at 9.6%, 9.2% without: on
   group_best: bool = True
-  # the first batch also times the model's best config on a tensor-core axis none of its picks uses (a descent from that axis's
-  # best-scored TC action): a 3x3 conv has two (2 and 5), and the model ranks them on little data. Of the fresh splits' fp16 convs
-  # with tensor cores, 11 of 121 had BEAM=2's pick on another axis, 1.18x BEAM=2's time in geomean where it was 5 and the learned 2
-  # (the dilation-4 convs over 1.2x on splits 27 and 30: the model scored TC 5 at the root 0.10 against TC 2's 1.08). On fresh
-  # splits 33 and 34 (2 x H200, two runs each way in one call each): 0.963x, 0.957x and 0.957x, 0.945x BEAM=2's kernel time at
-  # 8.6%, 9.3%, 8.5%, 8.2% of its wall, against the defaults' 0.980x, 0.968x and 0.952x, 0.953x at 8.4%, 8.9%, 7.5%, 8.6%: within
-  # the spread on split 34. On the six unseen networks (2 x H200, results/networks_tc_branch.md) no latency moved beyond two default
-  # calls' spread and every tuning took longer (BERT 8.8 s against 7.2 and 6.1), on a slower host: off
+  # the first batch also times the model's best config on a tensor-core axis none of its picks uses: a 3x3 conv has two (2 and 5),
+  # ranked on little data (11 of the fresh splits' 121 fp16 tensor-core convs had BEAM=2's pick on the other axis). On fresh splits
+  # 33 and 34 (2 x H200): within the defaults' spread; on the six unseen networks no latency moved beyond two default calls' spread,
+  # and every tuning took longer (results/networks_tc_branch.md): off
   tc_branch: bool = False
+  # its caller steps first a kernel whose round is compiled, not the first in turn (strategies.interleave, task_scheduler.schedule):
+  # on fresh split 39 the main thread waited 42 of the groups' 66 s of wall on one kernel's compiles at a time. Unmeasured: off
+  ready_first: bool = False
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:
@@ -289,6 +284,7 @@ class Beam:
     st, m = ctx.state, ctx.measurer
     done = [c for c in st["batch"] if c[0] in m.times]
     if not ctx.again or 2*len(done) < len(st["batch"]) or st["rounds"] + 1 >= st["max_rounds"]: return
+    if self.speculate_gain and self._last(ctx) and min((m.times[o] for o, _ in done), default=math.inf) >= self._bar(ctx, st["best"]): return
     g = st.get("guess")   # the round's latest guess: its parents, their expansions, whether its picks are prefetched, at which timing
     if g is None or (g["picked"] and st["guessed"] < self.guesses and len(done) > g["at"]):
       measured = sorted(st["measured"] + [c for c in done if m.times[c[0]] < math.inf], key=lambda c: m.times[c[0]])
@@ -310,6 +306,13 @@ class Beam:
     if not st or st["stopped"] or st["rounds"] >= st["max_rounds"]: return
     # a batch already made is compiled now if it is not yet: a first batch held back (Preparing.hold); prefetch skips the rest
     if st["batch"] is not None or self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
+
+  def ready(self, ctx:Context) -> bool:
+    """Whether step() would start by timing, not waiting: its batch made and compiled, or it would stop at once (ready_first)."""
+    st, m = ctx.state, ctx.measurer
+    if not st: return False
+    if st["batch"] is None: return st["stopped"] or st["rounds"] >= st["max_rounds"]
+    return st["stopped"] or all(m.ready(o) for o, _ in st["batch"])
 
   def step(self, ctx:Context) -> bool:
     """One round; False once the search has stopped or its budget is spent. Called again with a larger budget (tune-model's
@@ -347,11 +350,20 @@ class Beam:
     m.marks.update(trust=round(trust, 3) if trust == trust else None, gap=round(gap, 3), rounds=st["rounds"])   # for reports
     # the first batch's own: what a rule stopping after it could know (the marks above are the last round's)
     if st["rounds"] == 1: m.marks.update(first_trust=m.marks["trust"], first_gap=m.marks["gap"], first_timed=m.timed)
-    noise = statistics.median(m.spread.values()) if self.noise_k and m.spread else 0.0
-    if best < prev*(1 - max(self.min_gain, self.noise_k*noise)): st["stale"] = 0
-    elif st["stale"] >= self.patience + (self.unsure_patience if gap > self.unsure_gap else 0): self._stop(ctx); m.mark("stale")
+    if best < self._bar(ctx, prev): st["stale"] = 0
+    elif self._last(ctx): self._stop(ctx); m.mark("stale")
     else: st["stale"] += 1
     return not st["stopped"]
+
+  def _bar(self, ctx:Context, prev:float) -> float:
+    """What a round must beat for the search to go on: the best before it less min_gain, or noise_k x its runs' median spread."""
+    sp = ctx.measurer.spread
+    return prev*(1 - max(self.min_gain, self.noise_k*statistics.median(sp.values()) if self.noise_k and sp else 0.0))
+
+  def _last(self, ctx:Context) -> bool:
+    """Whether a stale round now ends the search (adaptive, after the first batch, its patience spent)."""
+    st = ctx.state
+    return self.adaptive and st["rounds"] > 0 and st["stale"] >= self.patience + (self.unsure_patience if st["gap"] > self.unsure_gap else 0)
 
   def _stop(self, ctx:Context) -> bool:
     """The search stops; the stragglers that have compiled by now go to the final verification, which times them without a wait

@@ -249,7 +249,8 @@ class Tuner:
                                       pending=lambda j: (admit(prep.poll()), spot.get(live[j]) in prep.left)[1],
                                       wait=lambda: admit(prep.wait()),
                                       again=lambda j, likely: setattr(ctxs[live[j]], "again", likely),
-                                      later_share=self.later_share, since=st))) if live else {}
+                                      later_share=self.later_share, since=st,
+                                      ready=(lambda j: strat.ready(ctxs[live[j]])) if getattr(strat, "ready_first", False) else None))) if live else {}
       prep.close()
       bar.close()
       t_phase = self._phase("rounds", t_phase)

@@ -92,7 +92,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
              step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0,
              work:list[tuple[str, float]]|None=None, pending:Callable[[int], bool]|None=None,
              wait:Callable[[], None]|None=None, again:Callable[[int, bool], None]|None=None, later_share:float|None=None,
-             since:float|None=None, clock:Callable[[], float]=time.perf_counter) -> list[int]:
+             since:float|None=None, clock:Callable[[], float]=time.perf_counter, ready:Callable[[int], bool]|None=None) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
@@ -116,7 +116,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   (the search compiles its guess of that round meanwhile only then), and ahead() is told only of kernels whose rounds that budget
   pays for. later_share: a kernel's later round is taken only while the later rounds' seconds, this one's expected (its last later
   round's, or the mean later round's before its first) included, stay within this share of the tuning's other seconds, counted from
-  `since` (a clock() time; default: now).
+  `since` (a clock() time; default: now). ready(j), if given (Beam.ready_first): kernel j's next round would start by timing; where
+  the chosen kernel's would wait on compiles, one of the next AHEAD worth a round whose round is compiled goes first.
   Returns the budget each kernel was given."""
   n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
@@ -141,8 +142,10 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     i, model_time = cand[0], rest + sum(r*b for r, b in zip(runs, best) if b < math.inf)
     if saves(i) < stop*model_time: break
     if pending is not None and pending(i):
-      if not (ready := [j for j in cand if not pending(j) and saves(j) >= stop*model_time]): wait(); continue
-      i = ready[0]
+      if not (avail := [j for j in cand if not pending(j) and saves(j) >= stop*model_time]): wait(); continue
+      i = avail[0]
+    if ready is not None and not ready(i):
+      i = next((j for j in cand[1:1 + AHEAD] if saves(j) >= stop*model_time and (pending is None or not pending(j)) and ready(j)), i)
     if left is not None and left(i) <= last: break
     st, worth = clock(), stop*model_time
     live = sum(saves(j) >= worth for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once

@@ -414,6 +414,47 @@ def test_a_straggling_compile_is_not_waited_for_and_is_measured_later(monkeypatc
   assert all(t < math.inf for t in m.measure([c, d], cut=True))
   m.pool.shutdown(); m.close()
 
+@pytest.mark.parametrize("pool", [True, False])
+def test_interleave_steps_a_kernel_whose_round_is_compiled_before_one_that_would_wait(pool, monkeypatch):
+  # ready_first: the main thread times what is compiled rather than wait on the first kernel in turn; without a compile pool
+  # nothing compiles meanwhile, so it does not wait for that, and the kernels take their fixed turns
+  from types import SimpleNamespace
+  import search.strategies as S
+  monkeypatch.setattr(S, "READY_WAIT_S", 0.2)
+  steps, stopped, left = [], [], {0: 2, 1: 2, 2: 2}
+  class Stub:
+    ready_first = True
+    def ahead(self, ctx): pass
+    def ready(self, ctx): return pool and (ctx.i != 0 or {1, 2} <= set(steps))   # 0's round compiles until the others have had one
+    def step(self, ctx):
+      steps.append(ctx.i); left[ctx.i] -= 1
+      return left[ctx.i] > 0
+  ctxs = [SimpleNamespace(i=i, measurer=SimpleNamespace(pool=object() if pool else None, has_budget=lambda: True)) for i in range(3)]
+  st = time.perf_counter()
+  S.interleave(Stub(), ctxs, stopped.append)
+  assert sorted(stopped) == [0, 1, 2] and len(steps) == 6 and time.perf_counter() - st < 0.15
+  assert steps == ([1, 2, 0, 1, 2, 0] if pool else [0, 1, 2, 0, 1, 2])
+
+def test_beam_is_ready_once_its_batch_has_compiled_or_it_would_stop():
+  import concurrent.futures
+  from search.beam import Beam
+  k = _kernel("gemm:m=32:k=32:n=32:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=40), workers=2)
+  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+  b = Beam(width=1, near_k=0, seed_picks=3)
+  assert not b.ready(ctx)   # nothing prepared yet
+  batch = b.prepare(ctx)
+  m.prefetch(batch)
+  for o in batch: m._ahead[o].result()
+  assert b.ready(ctx)
+  m._ahead[batch[0]] = f = concurrent.futures.Future()   # one of its compiles still running
+  assert not b.ready(ctx)
+  f.set_result(None)
+  assert b.ready(ctx)
+  ctx.state.update(batch=None, rounds=ctx.state["max_rounds"])   # no round left: a step would stop at once
+  assert b.ready(ctx)
+  m._ahead.pop(batch[0]); m.close()
+
 @pytest.mark.slow   # three kernels' interleaved beams, each compiling its big unrolls: most of a minute
 def test_a_workloads_kernels_are_searched_together_each_under_its_own_budget():
   # softmax is 3 kernels: search_kernels gives each a round in turn (one is timed while the others compile), so the timed
@@ -450,7 +491,9 @@ def test_kernels_whose_first_batch_is_ready_are_searched_while_another_descends(
   real_step = strategies.Beam.step
   def step(self, ctx):
     steps.append(ctx is held["ctx"])
-    if steps.count(False) == 2: threading.Thread(target=lambda: held["fut"].set_result(held["real"].result())).start()
+    if steps.count(False) == 2 and not held.get("set"):
+      held["set"] = True
+      threading.Thread(target=lambda: held["fut"].set_result(held["real"].result())).start()
     return real_step(self, ctx)
   monkeypatch.setattr(strategies, "Preparing", Held)
   monkeypatch.setattr(strategies.Beam, "step", step)
@@ -713,6 +756,29 @@ def test_a_later_timing_that_changes_the_next_rounds_parents_starts_another_gues
   assert st["guessed"] == 1
   timed(batch[3], 1e-3)   # the fastest yet: its children are guessed and prefetched too
   assert st["guessed"] == 2 and st["guess"]["beam"] == [batch[3]] and first < set(st["spec"])
+  m.close()
+
+def test_a_round_that_would_end_the_search_speculates_only_once_it_betters_the_best():
+  # a stale later round stops an adaptive search: the next round's picks it guessed compiled for nothing. Its guess waits until a
+  # timing of the round has bettered the best before it; the first batch (nothing to better) guesses as before
+  from search.beam import Beam
+  k = _kernel("gemm:m=32:k=32:n=32:fp32")
+  m = Measurer(k, "CPU", Budget(measurements=40), workers=2)
+  ctx = Context(scheduler(k.ast, CPU), m, upcast_scorer, random.Random(0))
+  batch = Beam(width=1, near_k=0, seed_picks=3).prepare(ctx)[:4]
+  for gate in (True, False):
+    b, st = Beam(width=1, near_k=0, seed_picks=3, speculate=True, speculate_gain=gate), ctx.state
+    st.update(batch=[(o, None) for o in batch], guess=None, guessed=0, rounds=1, best=2e-3, stale=0, gap=0.0, spec=None)
+    m.times.clear(); m.spread.clear()
+    def timed(o, t):
+      m.times[o] = t
+      for _ in range(10000):   # until this guess's picks are prefetched
+        b._speculate(ctx)
+        if st["guess"] is None or st["guess"]["picked"]: return
+    timed(batch[0], 3e-3); timed(batch[1], 2e-3)   # half timed, neither better than the best before the round
+    assert (st["guess"] is None) == gate
+    timed(batch[2], 1e-3)   # better: the round goes on to another, so its guess starts
+    assert st["guess"] is not None
   m.close()
 
 def test_stragglers_compiled_by_the_stop_are_timed_by_the_final_verification():

@@ -177,6 +177,19 @@ def test_schedule_first_later_round_is_not_expected_to_take_the_first_rounds_sec
   schedule([1, 1], [100.0, 80.0], search, total=None, first=3, step=3, later_share=0.5, since=0.0, clock=lambda: now[0])
   assert calls == [0, 1, 0, 0, 0]   # 6 s of first rounds: later rounds while theirs, the next one included, stay within 3 s
 
+def test_schedule_times_a_compiled_round_of_the_next_kernels_before_one_that_would_wait():
+  # ready (Beam.ready_first): kernel 0 is expected to save most, but its first round still compiles; kernel 1's (next in line) is
+  # compiled, so it goes first; kernel 2, too small to be worth a round, never goes
+  calls, ready_at = [], {0: 1}   # kernel 0's round is compiled once one other round has been timed
+  def search(i, b):
+    calls.append(i)
+    return b, 50.0, True
+  schedule([1, 1, 1], [100.0, 80.0, 0.01], search, total=None, first=3, step=3, ready=lambda j: len(calls) >= ready_at.get(j, 0))
+  assert calls == [1, 0]
+  calls.clear()
+  schedule([1, 1, 1], [100.0, 80.0, 0.01], search, total=None, first=3, step=3, ready=lambda j: j == 2)
+  assert calls == [0, 1]   # no kernel worth a round is ready: the order of expected savings
+
 def test_schedule_gives_the_round_expected_to_save_most():
   # kernel 0: 100 us once per pass, its first round gets it to 10 us, later ones find nothing; kernel 1: 30 us x 2 runs, every
   # round makes it 20% faster; kernel 2: 0.01 us, never worth a round; kernel 3: 50 us, finds nothing and stops after 4 candidates

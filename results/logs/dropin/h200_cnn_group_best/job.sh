@@ -14,6 +14,9 @@ arm() {   # arm TAG KERNTUNE_BEAM
     --modes default,kerntune,beam2,beam2_replay,turns --turns 3 --kt-env "KERNTUNE_BEAM=$2" > $d/log 2>&1
   echo "exit $?" >> $d/log
 }
-for v in ${ORDER:-off on}; do if [ $v = off ]; then arm off '{"group_best": false}'; else arm on '{}'; fi; done
-for d in cnn_off cnn_on; do echo "$d $(grep -E "^\| cnn_train" out/call/$d/dropin.md | head -1)"; done
-cp /tmp/host.txt out/call/; tar czf $OUT/all.tgz -C out/call cnn_off cnn_on host.txt
+# Any other A/B of Beam parameters: TAGS, A and B, e.g. TAGS="def rf" A='{}' B='{"ready_first": true}' (the set-up above with those
+# tags in place of "off on"); ORDER then names the tags.
+T=(${TAGS:-off on}); A=${A:-'{"group_best": false}'}; B=${B:-'{}'}
+for v in ${ORDER:-${T[*]}}; do if [ $v = ${T[0]} ]; then arm $v "$A"; else arm $v "$B"; fi; done
+for t in ${T[*]}; do echo "cnn_$t $(grep -E "^\| cnn_train" out/call/cnn_$t/dropin.md | head -1)"; done
+cp /tmp/host.txt out/call/; tar czf $OUT/all.tgz -C out/call $(for t in ${T[*]}; do echo cnn_$t; done) host.txt
