@@ -46,14 +46,22 @@ def interleave(strat, ctxs:list[Context], stopped:Callable[[int], None]=lambda i
     for i, b in sorted(ready):
       if isinstance(b, Exception): raise b
       active.append(i)
+  def ahead(j:int):   # no round is made for a kernel out of budget
+    if hasattr(strat, "ahead") and ctxs[j].measurer.has_budget(): strat.ahead(ctxs[j])
   while active or prep.left:
     admit(prep.wait() if not active else prep.poll())
+    if not ready_first:
+      for i in list(active):
+        at = active.index(i)
+        for j in (active[at+1:] + active[:at])[:AHEAD]: ahead(j)
+        if not strat.step(ctxs[i]): active.remove(i); stopped(i)
+        admit(prep.poll())
+      continue
     if not active: continue
     i, end = None, time.perf_counter() + READY_WAIT_S
     while True:
-      for j in (active if ready_first else active[1:1 + AHEAD]):   # a kernel out of budget gets no round: none is made for it
-        if hasattr(strat, "ahead") and ctxs[j].measurer.has_budget(): strat.ahead(ctxs[j])
-      if not ready_first or not hasattr(strat, "ready"): break
+      for j in active: ahead(j)
+      if not hasattr(strat, "ready"): break
       if (i := next((j for j in active if strat.ready(ctxs[j]) or not ctxs[j].measurer.has_budget()), None)) is not None: break
       if time.perf_counter() >= end or ctxs[active[0]].measurer.pool is None: break   # nothing compiles meanwhile without a pool
       time.sleep(0.005); admit(prep.poll())
