@@ -212,7 +212,8 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
                     "learned_search_us": o.time_s*1e6, "marks": m.marks, "learned_opts": opts_to_json(o.opts), "beam2_opts": b["opts"],
                     "trajectory": o.trajectory, "phases": {"compile_wait_s": round(m.compile_s, 3), "timing_s": round(m.time_s, 3), "reference_s": round(m.reference_s, 3),
                                                            "after_search_s": round(wall - m.marks.get("verify", wall), 3)},
-                    "repeats": [{"s": round(t, 3), "timed": x.timed, "compiled": x.compiled, "verified": x.verified} for x, _, t, _ in reps],
+                    "repeats": [{"s": round(t, 3), "timed": x.timed, "compiled": x.compiled, "wait_s": round(mx.compile_s, 3), "verified": x.verified}
+                                for x, mx, t, _ in reps],
                     **({"together_wall_s": round(wall, 3)} if learned else {})})
     print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
           f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)
@@ -349,16 +350,16 @@ def summary(res:dict) -> dict:
 
 def _repeats(ks:list[dict]) -> dict[str, list[float]]:
   """Of each run of the learned search (--repeats), where every kernel has every run verified: the learned / BEAM=2 geomean
-  (repeats), worst kernel (repeats_worst) and count over 1.2x (repeats_over), its search wall / BEAM=2's, summed (repeats_wall), and
-  the configs it compiled (repeats_compiled; where every run recorded them)."""
+  (repeats), worst kernel (repeats_worst) and count over 1.2x (repeats_over), its search wall / BEAM=2's, summed (repeats_wall), the
+  configs it compiled and the seconds the searches waited on compiles (repeats_compiled, repeats_wait; where every run recorded them)."""
   n = min((len(e.get("repeats", [])) for e in ks), default=0)
   if n < 2 or not all(x.get("us") and x["verified"] for e in ks for x in e["repeats"][:n]):
-    return {"repeats": [], "repeats_worst": [], "repeats_over": [], "repeats_wall": [], "repeats_compiled": []}
+    return {"repeats": [], "repeats_worst": [], "repeats_over": [], "repeats_wall": [], "repeats_compiled": [], "repeats_wait": []}
   beam_s, runs = max(1e-9, sum(e["beam2_s"] for e in ks)), [[e["repeats"][r]["us"]/e["beam2_us"] for e in ks] for r in range(n)]
   return {"repeats": [geomean(r) for r in runs], "repeats_worst": [max(r) for r in runs], "repeats_over": [sum(x > 1.2 for x in r) for r in runs],
           "repeats_wall": [sum(e["repeats"][r]["s"] for e in ks)/beam_s for r in range(n)],
-          "repeats_compiled": [sum(e["repeats"][r]["compiled"] for e in ks) for r in range(n)]
-                              if all("compiled" in x for e in ks for x in e["repeats"][:n]) else []}
+          **{f"repeats_{name}": [sum(e["repeats"][r][key] for e in ks) for r in range(n)] if all(key in x for e in ks for x in e["repeats"][:n]) else []
+             for name, key in (("compiled", "compiled"), ("wait", "wait_s"))}}
 
 def network_entry(rep:dict, command:str) -> dict:
   """A bench_models.py report (one model of its models.json) as an unseen.json network entry; its own device, date and command:
@@ -430,6 +431,7 @@ def write_markdown(res:dict, path:Path):
               + ", ".join(f"{w:.2f}x" for w in s["repeats_worst"]) + "; over 1.2x per run: " + ", ".join(map(str, s["repeats_over"])) + "; search wall / BEAM=2's "
               + "per run: " + ", ".join(f"{w:.3f}" for w in s["repeats_wall"])
               + ("; configs compiled per run: " + ", ".join(map(str, s["repeats_compiled"])) if s.get("repeats_compiled") else "")
+              + ("; seconds waited on compiles per run: " + ", ".join(f"{w:.1f}" for w in s["repeats_wait"]) if s.get("repeats_wait") else "")
               + variants_said(res.get("variant"), len(s["repeats"]))]
              if len(s["repeats"]) > 1 else []),
            f"- learned search wall / BEAM=2's: {s['wall_share']:.3f} summed, {s['wall_share_geomean']:.3f} geomean per kernel"]

@@ -304,9 +304,9 @@ def test_summary_gives_each_runs_geomean_worst_and_count_over_1_2x():
         {"verified": True, "learned_us": 25.0, "beam2_us": 20.0, "learned_s": 1.0, "beam2_s": 10.0, "hand_us": 40.0, "repeats": [run(25.0), run(20.0, 3.0)]}]
   s = mod.summary({"kernels": ks})
   assert s["repeats_worst"] == [1.25, 1.3] and s["repeats_over"] == [1, 1] and s["repeats_wall"] == [0.1, 0.2]
-  assert s["repeats_compiled"] == []   # runs of an older report, without their compile counts
-  for e, c in zip(ks, (3, 4)): e["repeats"] = [{**x, "compiled": c + i} for i, x in enumerate(e["repeats"])]
-  assert mod.summary({"kernels": ks})["repeats_compiled"] == [7, 9]
+  assert s["repeats_compiled"] == s["repeats_wait"] == []   # runs of an older report, without their compile counts and waits
+  for e, c in zip(ks, (3, 4)): e["repeats"] = [{**x, "compiled": c + i, "wait_s": 0.5*c} for i, x in enumerate(e["repeats"])]
+  assert mod.summary({"kernels": ks})["repeats_compiled"] == [7, 9] and mod.summary({"kernels": ks})["repeats_wait"] == [3.5, 3.5]
   assert abs(s["repeats"][0] - 1.25**0.5) < 1e-9 and s["worst_vs_beam2"] == 1.25
   ks[1]["repeats"][1]["verified"] = False
   assert mod.summary({"kernels": ks})["repeats_over"] == []
