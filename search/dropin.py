@@ -149,7 +149,7 @@ class Tuner:
     from search.first_batches import Preparing
     from search.context import Context
     from search.measure import Budget, Measurer
-    from search.task_scheduler import MIN_PER_KERNEL, first_effort, pooled, schedule, scheduled, work_of
+    from search.task_scheduler import MIN_PER_KERNEL, first_effort, pooled, readiness, schedule, scheduled, work_of
     workers = self.pool_workers(device)
     strat, ctxs, st = scheduled("beam", self.strategy_args), {}, time.perf_counter()   # the scheduler's rounds, not the beam's
     say = (lambda s: None) if self.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
@@ -250,7 +250,7 @@ class Tuner:
                                       wait=lambda: admit(prep.wait()),
                                       again=lambda j, likely: setattr(ctxs[live[j]], "again", likely),
                                       later_share=self.later_share, since=st,
-                                      ready=(lambda j: strat.ready(ctxs[live[j]])) if getattr(strat, "ready_first", False) else None))) if live else {}
+                                      ready=readiness(strat, [ctxs[i] for i in live])))) if live else {}
       prep.close()
       bar.close()
       t_phase = self._phase("rounds", t_phase)

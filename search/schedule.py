@@ -38,7 +38,7 @@ from search.first_batches import Preparing
 from search.strategies import finish
 from search.measure import Budget, Measurer
 
-from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, first_effort, pooled, schedule, scheduled, work_of
+from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, first_effort, pooled, readiness, schedule, scheduled, work_of
 
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
@@ -173,7 +173,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, left if time_budget else None,
                    firsts, ahead, slots=workers, next_gain=next_gain, work=[work_of(ctxs[i].base) for i in todo],
                    pending=lambda j: (admit(prep.poll()), spot.get(todo[j]) in prep.left)[1], wait=lambda: admit(prep.wait()),
-                   later_share=later_share, since=st, ready=(lambda j: strat.ready(ctxs[todo[j]])) if getattr(strat, "ready_first", False) else None)
+                   later_share=later_share, since=st, ready=readiness(strat, [ctxs[i] for i in todo]))
   prep.close()
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
   sib = sibling_picks(ctxs, final := [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])

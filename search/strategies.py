@@ -61,7 +61,6 @@ def interleave(strat, ctxs:list[Context], stopped:Callable[[int], None]=lambda i
     i, end = None, time.perf_counter() + READY_WAIT_S
     while True:
       for j in active: ahead(j)
-      if not hasattr(strat, "ready"): break
       if (i := next((j for j in active if strat.ready(ctxs[j]) or not ctxs[j].measurer.has_budget()), None)) is not None: break
       if time.perf_counter() >= end or ctxs[active[0]].measurer.pool is None: break   # nothing compiles meanwhile without a pool
       time.sleep(0.005); admit(prep.poll())

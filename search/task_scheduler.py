@@ -58,6 +58,10 @@ def scheduled(strategy:str, strategy_args:dict|None):
   try: return STRATEGIES[strategy](**strategy_params(strategy, strategy_args))
   except TypeError as e: raise ValueError(f"bad parameters {strategy_args} for {strategy}: {e}") from None
 
+def readiness(strat, ctxs:list) -> Callable[[int], bool]|None:
+  """schedule()'s `ready` over these contexts (in schedule's order), where the strategy asks for it (Beam.ready_first)."""
+  return (lambda j: strat.ready(ctxs[j])) if getattr(strat, "ready_first", False) else None
+
 def read_later_share(s:str) -> float|None:
   """A later_share setting as given on a command line or in the environment: a share, or off (None: no limit)."""
   return None if s.strip().lower() == "off" else float(s)
