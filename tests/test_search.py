@@ -420,7 +420,8 @@ def test_interleave_steps_a_kernel_whose_round_is_compiled_before_one_that_would
   # nothing compiles meanwhile, so it does not wait for that, and the kernels take their fixed turns
   from types import SimpleNamespace
   import search.strategies as S
-  monkeypatch.setattr(S, "READY_WAIT_S", 0.2)
+  slept = []   # without a pool, or with a kernel ready, it never waits
+  monkeypatch.setattr(S, "time", SimpleNamespace(perf_counter=time.perf_counter, sleep=slept.append))
   steps, stopped, left = [], [], {0: 2, 1: 2, 2: 2}
   class Stub:
     ready_first = True
@@ -430,9 +431,8 @@ def test_interleave_steps_a_kernel_whose_round_is_compiled_before_one_that_would
       steps.append(ctx.i); left[ctx.i] -= 1
       return left[ctx.i] > 0
   ctxs = [SimpleNamespace(i=i, measurer=SimpleNamespace(pool=object() if pool else None, has_budget=lambda: True)) for i in range(3)]
-  st = time.perf_counter()
   S.interleave(Stub(), ctxs, stopped.append)
-  assert sorted(stopped) == [0, 1, 2] and len(steps) == 6 and time.perf_counter() - st < 0.15
+  assert sorted(stopped) == [0, 1, 2] and len(steps) == 6 and not slept
   assert steps == ([1, 2, 0, 1, 2, 0] if pool else [0, 1, 2, 0, 1, 2])
 
 def test_beam_is_ready_once_its_batch_has_compiled_or_it_would_stop():
