@@ -105,9 +105,9 @@ class Beam:
   # 33 and 34 (2 x H200): within the defaults' spread; on the six unseen networks no latency moved beyond two default calls' spread,
   # and every tuning took longer (results/networks_tc_branch.md): off
   tc_branch: bool = False
-  # its caller steps first a kernel whose round is compiled, not the first in turn (strategies.interleave, task_scheduler.schedule):
-  # on fresh split 39 the main thread waited 42 of the groups' 66 s of wall on one kernel's compiles at a time. Unmeasured: off
-  ready_first: bool = False
+  # its caller steps first a kernel whose round is compiled, not the first in turn (interleave, task_scheduler.schedule): on fresh
+  # split 40 (one H200) 13.0%, 11.9% of BEAM=2's wall against 13.5%, 14.5%, at the same kernel times (results/ready_first.md): on
+  ready_first: bool = True
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:

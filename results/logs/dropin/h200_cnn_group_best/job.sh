@@ -15,7 +15,7 @@ arm() {   # arm TAG KERNTUNE_BEAM
   echo "exit $?" >> $d/log
 }
 # Any other A/B of Beam parameters: TAGS, A and B, e.g. TAGS="def rf" A='{}' B='{"ready_first": true}' (the set-up above with those
-# tags in place of "off on"); ORDER then names the tags.
+# tags in place of "off on"); ORDER then names the tags. Beam.ready_first's call (logs ../h200_cnn_ready_first/c1) was that example.
 T=(${TAGS:-off on}); A=${A:-'{"group_best": false}'}; B=${B:-'{}'}
 for v in ${ORDER:-${T[*]}}; do if [ $v = ${T[0]} ]; then arm $v "$A"; else arm $v "$B"; fi; done
 for t in ${T[*]}; do echo "cnn_$t $(grep -E "^\| cnn_train" out/call/cnn_$t/dropin.md | head -1)"; done

@@ -36,6 +36,8 @@
 # SPLIT=38, c4 (2026-12-01, a development use of split 38: its figures were published before): `CACHED=1 R=4 V='[{"speculate_gain": false}, {}, {"speculate_gain": false}]' SPLIT=38 T=540`,
 # runs 0 and 2 with Beam.speculate_gain, 1 and 3 without.
 # SPLIT=39 (45 kernels; one nvidia-h200; logs ../s39_h200/c1-c2): c1 `BEAM_ONLY=1 SPLIT=39 T=540` (all 45 picks), c2 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=39 T=560`.
+# SPLIT=40 (39 kernels; one nvidia-h200; logs ../s40_h200/c1-c2): c1 `BEAM_ONLY=1 SPLIT=40 T=540` (all 39 picks), c2
+# `CACHED=1 R=4 V='[{"ready_first": true}, {}, {"ready_first": true}]' SPLIT=40 T=560`: runs 1 and 3 Beam.ready_first, 0 and 2 without.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
