@@ -185,7 +185,7 @@ def shipped_keys(root:Path|None=None) -> set[str]:
     keys.update(e[2] for rows in json.loads(hist.read_text())["nests"].values() for e in rows)
   return keys
 
-SPLITS = 40   # fresh splits kept out of every new corpus store: 1-30 are measured, the rest are for later judgements
+SPLITS = 50   # fresh splits kept out of every new corpus store: 1-40 are measured, the rest are for later judgements
 
 def held_out_keys(device:str, splits:int=SPLITS) -> dict[str, str]:
   """AST key -> name of the frozen list's kernels and of splits 1..`splits` (draw(s)) on `device`: what no store may hold. A split's
