@@ -352,6 +352,27 @@ def test_kernels_descend_in_the_pool_to_their_local_batches():
   assert prep.queue == [] and all(i in prep.futs for i in prep.left) and len(prep.left) <= 1
   for m in ms: m.close()
 
+def test_own_picks_compile_before_the_kernels_branches_are_done():
+  # a kernel's own descent is done, its branch's (a second descent, queued behind the group's own) is not: its picks compile now,
+  # but the last, which a branch's pick takes the place of in a full batch; once the branch is done the kernel is handed out with
+  # the merged batch, and an early pick the merged batch lacks is taken back
+  from concurrent.futures import Future
+  from types import SimpleNamespace
+  from search.first_batches import Preparing
+  log = []
+  m = SimpleNamespace(prefetch=lambda os: log.append(("prefetch", list(os))), drop=lambda o: log.append(("drop", o)), mark=lambda _: None)
+  class Merging:   # a merge that drops an early pick (Beam.prepare's history configs can)
+    def prepare(self, ctx, batch, group=None): return batch[:1] + group[:1] + batch[2:] if group else batch
+  prep = Preparing(Merging(), [SimpleNamespace(measurer=m)])
+  own, branch = Future(), Future()
+  prep.futs, prep.bfuts = {0: own}, {"group": {0: branch}}
+  assert prep.poll() == [] and log == []
+  own.set_result([("a",), ("b",), ("c",)])
+  assert prep.poll() == [] and prep.poll() == [] and log == [("prefetch", [("a",), ("b",)])]   # once
+  branch.set_result([("g",)])
+  assert prep.poll() == [(0, [("a",), ("g",), ("c",)])] and prep.left == []
+  assert log[1:] == [("drop", ("b",)), ("prefetch", [("a",), ("g",), ("c",)])]
+
 def test_a_held_first_batch_compiles_only_once_the_scheduler_comes_to_its_kernel():
   # drop-in's kernels too small for a round at the defaults' time keep their first batch uncompiled (Preparing.hold); ahead(), which
   # the scheduler calls for the kernels it will search next, compiles it should it come to one after all
