@@ -53,8 +53,7 @@ class Beam:
   adaptive: bool = True       # the kernel's measurements decide when the search stops (and, with `correct`, re-rank its children)
   min_gain: float = 0.02      # adaptive: a round that betters the best by less is stale
   # adaptive: or by less than noise_k x the median spread of its candidates' runs: split 12's 23-us max-reduce "improved" by chance
-  # for 5 rounds, 25.1 to 17.2 us, its answer re-timed at 23.0. On fresh split 13 (2 x H200, two runs each in one call,
-  # results/unseen_s13.md): wall 9.8% and 10.9% of BEAM=2's for 13.1% and 14.6% at 0, geomean 0.968x and 0.973x for 0.979x, 0.981x
+  # for 5 rounds (25.1 to 17.2 us, re-timed at 23.0). Split 13 (results/unseen_s13.md): wall 9.8%, 10.9% of BEAM=2's for 13.1%, 14.6% at 0
   noise_k: float = 1.0
   unsure_gap: float = 0.15    # adaptive: the model is unsure here if its top-scored measured config is this much slower than the fastest
   # adaptive: stale rounds more where the model is unsure. 0 against 1 on split 3 in one call (4 x H200,
@@ -78,14 +77,12 @@ class Beam:
   speculate: bool = True
   guesses: int = 3   # speculate: guesses of the next round's parents a round may start
   # speculate in a round that ends the search if stale (adaptive) only once a timing of it has bettered the best: else its guesses
-  # compile for nothing (on fresh split 39, 34 of 45 kernels stopped after their first later round). The picks are the same. On
-  # split 38 (one H200, two calls, a development use): 923 configs compiled against 1,048 and 1,140 without it in the same call;
-  # wall 9.9%, 10.0%, 9.5% of BEAM=2's against 10.2%, 9.2%, 8.8%, 10.4%: fewer compiles, the wall within the spread
+  # compile for nothing (split 39: 34 of 45 kernels stopped after their first later round). The same picks; on split 38 (one H200,
+  # a development use) 923 configs compiled against 1,048 and 1,140 without it, the wall within the spread (CHANGELOG 2026-12-01)
   speculate_gain: bool = True
   # a round's compiles straggle once half are in and they lag this many seconds (and STRAGGLE x that half's time) behind: compile
-  # times are heavy-tailed (the H200 store's p50 0.37 s, p90 2.2 s, p99 9.7 s), and a round waits on its slowest (None:
-  # search.measure.MIN_WAIT_S). 1 s with speculation, in the same call: wall 18.3%, geomean 0.931x (the stragglers are timed in the
-  # next round, or verified at the end, not lost)
+  # times are heavy-tailed (the H200 store's p50 0.37 s, p90 2.2 s, p99 9.7 s), and a round waits on its slowest (None: MIN_WAIT_S).
+  # 1 s with speculation, same call: wall 18.3%, 0.931x (stragglers are timed in the next round, or verified at the end, not lost)
   straggle_s: float|None = 1.0
   # the model descent takes SWAP steps. The shipped model (trained with --mask opts) scores 55% of SWAP children up (the one before
   # 73%, 61% of those slower in fact: results/model_steps_sm_90.json). Without them, on fresh split 25 (one H200, 4 runs each): the
@@ -108,6 +105,9 @@ class Beam:
   # its caller steps first a kernel whose round is compiled, not the first in turn (interleave, task_scheduler.schedule): on fresh
   # split 40 (one H200) 13.0%, 11.9% of BEAM=2's wall against 13.5%, 14.5%, at the same kernel times (results/ready_first.md): on
   ready_first: bool = True
+  # a kernel's own first-batch picks compile once its own descent is done, not once its branches' are too (first_batches.Preparing:
+  # BERT's branches finished 1.2-2 s after its own descents on one H200). The same batches. Not yet measured: on
+  early_compile: bool = True
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:

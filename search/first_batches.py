@@ -57,6 +57,7 @@ class Preparing:
     # a group's branch jobs queue behind its own descents (BERT's 11 kernels, 22 jobs on 15 workers: descents done at 1.1-2.0 s,
     # branches at 3.2 s, first batches timed from 6.2 s on one H200). The batch is still handed out whole, branch picks merged
     self.early: dict[int, list[tuple[Opt, ...]]] = {}
+    self.early_compile = getattr(strat, "early_compile", True)
     self.timed, self.window, self.lock = timed, window or len(ctxs), threading.RLock()
     # the guesses are made here, in the caller's thread: the window is refilled from the pool's thread too
     self.guess = {i: guess_us(c.base) for i, c in enumerate(ctxs)} if timed is not None else {}
@@ -118,7 +119,7 @@ class Preparing:
     with self.lock:
       due = [i for i in self.left if i not in self.queue and all(i not in f or f[i].done() for f in (self.futs, *self.bfuts.values()))]
       # once every descent is in the pool: a compile queued sooner would hold back a windowed descent (EfficientNet-B0's 57)
-      own = [i for i in self.left if self.bfuts and not self.queue and i not in due and i not in self.early and i not in self.hold
+      own = [i for i in self.left if self.bfuts and self.early_compile and not self.queue and i not in due and i not in self.early and i not in self.hold
              and i in self.futs and self.futs[i].done()]
     for i in own:   # not the last picks, which the branches' picks take the place of in a full batch (search.picks.second)
       try: self.early[i] = (b := self.futs[i].result())[:max(1, len(b) - len(self.bfuts))]

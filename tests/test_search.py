@@ -372,6 +372,11 @@ def test_own_picks_compile_before_the_kernels_branches_are_done():
   branch.set_result([("g",)])
   assert prep.poll() == [(0, [("a",), ("g",), ("c",)])] and prep.left == []
   assert log[1:] == [("drop", ("b",)), ("prefetch", [("a",), ("g",), ("c",)])]
+  Merging.early_compile, log[:] = False, []   # Beam.early_compile off: nothing compiles before the kernel is handed out
+  prep, own, branch = Preparing(Merging(), [SimpleNamespace(measurer=m)]), Future(), Future()
+  prep.futs, prep.bfuts = {0: own}, {"group": {0: branch}}
+  own.set_result([("a",), ("b",), ("c",)])
+  assert prep.poll() == [] and log == []
 
 def test_a_held_first_batch_compiles_only_once_the_scheduler_comes_to_its_kernel():
   # drop-in's kernels too small for a round at the defaults' time keep their first batch uncompiled (Preparing.hold); ahead(), which
