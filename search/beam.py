@@ -197,14 +197,14 @@ class Beam:
 
   def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None, group:list|None=None, tc:list|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: that batch as search.first_batches.seed_batch computed it in a worker; `group` and `tc`: search.branches'
-    group_candidates' and tc_candidates', likewise."""
+    `batch`: that batch as search.first_batches.seed_batch computed it in a worker (its rows: opts, key, score, shape terms);
+    `group` and `tc`: search.branches' group_candidates' and tc_candidates', likewise."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
-      if batch is None: batch = self._seed(ctx)
-      else:
-        batch = [(o, k.ast.key) for o in batch if (k := replay(ctx.base, o)) is not None]
+      if batch is None: batch, info = self._seed(ctx), {}
+      else:   # scored in the worker: _learn replays none of them
+        info, batch = {r[0]: (r[2], r[3]) for r in batch}, [(r[0], r[1]) for r in batch]
         if self.k != 0:
           batch = with_group(self, ctx, batch, group, self.first_batch(ctx) + 1)
           batch = with_tc_axis(self, ctx, batch, tc, self.first_batch(ctx) + 1)
@@ -213,7 +213,7 @@ class Beam:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)
       else: st.update(batch=batch, measured=[], expanded=set(), neared=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
-                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None, info={}, fix=None, gap=0.0,
+                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None, info=info, fix=None, gap=0.0,
                       max_rounds=1 if self.one_round(ctx) else self.max_depth)
     return [o for o, _ in st["batch"] or []]
 

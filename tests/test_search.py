@@ -286,10 +286,15 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   assert pickle.loads(pickle.dumps(score)).model.path == score.model.path
   m = Measurer(k, "CPU", Budget(), workers=2)
   local = [o for o, _ in Beam()._seed(Context(scheduler(k.ast, CPU), None, score))]
-  pooled = m.pool.submit(seed_batch, (m.blob, k.key, score, {"seed_picks": 8}, [], None)).result()
+  rows = m.pool.submit(seed_batch, (m.blob, k.key, score, {"seed_picks": 8}, [], None)).result()
+  pooled = [r[0] for r in rows]
   assert pooled == local and len(local) == 9   # hand-coded + the model's 8
+  # each with its AST key and its score as scored here: the search replays none of them for Beam._learn
+  here = [replay(scheduler(k.ast, CPU), o) for o in pooled]
+  assert [r[1] for r in rows] == [c.ast.key for c in here] and np.allclose([r[2] for r in rows], score(here))
   ctx = Context(scheduler(k.ast, CPU), m, score)
-  m.prefetch(Beam().prepare(ctx, pooled))
+  m.prefetch(Beam().prepare(ctx, rows))
+  assert set(ctx.state["info"]) == set(pooled)
   compiled = m.compiled
   m.measure(pooled)
   assert m.compiled == compiled and m.timed >= 1 and m.verify(min(m.times, key=m.times.get)) is None
@@ -361,13 +366,13 @@ def test_own_picks_compile_before_the_kernels_branches_are_done():
   from search.first_batches import Preparing
   log = []
   m = SimpleNamespace(prefetch=lambda os: log.append(("prefetch", list(os))), drop=lambda o: log.append(("drop", o)), mark=lambda _: None)
-  class Merging:   # a merge that drops an early pick (Beam.prepare's history configs can)
-    def prepare(self, ctx, batch, group=None): return batch[:1] + group[:1] + batch[2:] if group else batch
+  class Merging:   # a merge that drops an early pick (Beam.prepare's history configs can); seed_batch's rows: (opts, key, score, terms)
+    def prepare(self, ctx, batch, group=None): return [r[0] for r in batch[:1]] + group[:1] + [r[0] for r in batch[2:]]
   prep = Preparing(Merging(), [SimpleNamespace(measurer=m)])
   own, branch = Future(), Future()
   prep.futs, prep.bfuts = {0: own}, {"group": {0: branch}}
   assert prep.poll() == [] and log == []
-  own.set_result([("a",), ("b",), ("c",)])
+  own.set_result([((o,), o.encode(), 0.0, ()) for o in "abc"])
   assert prep.poll() == [] and prep.poll() == [] and log == [("prefetch", [("a",), ("b",)])]   # once
   branch.set_result([("g",)])
   assert prep.poll() == [(0, [("a",), ("g",), ("c",)])] and prep.left == []
@@ -375,7 +380,7 @@ def test_own_picks_compile_before_the_kernels_branches_are_done():
   Merging.early_compile, log[:] = False, []   # Beam.early_compile off: nothing compiles before the kernel is handed out
   prep, own, branch = Preparing(Merging(), [SimpleNamespace(measurer=m)]), Future(), Future()
   prep.futs, prep.bfuts = {0: own}, {"group": {0: branch}}
-  own.set_result([("a",), ("b",), ("c",)])
+  own.set_result([((o,), o.encode(), 0.0, ()) for o in "abc"])
   assert prep.poll() == [] and log == []
 
 def test_a_held_first_batch_compiles_only_once_the_scheduler_comes_to_its_kernel():
@@ -856,6 +861,9 @@ def test_a_measured_tensor_core_config_is_expanded_once():
   b._next(ctx)   # once only: with a tensor-core config expanded, the width fastest not expanded are the parents again
   assert ctx.state["expanded"] - first == {c[0] for c in plain[3:7]}   # not the slower tensor-core child
 
+def rows(seeds:list) -> list:   # search.first_batches.seed_batch's rows of a first batch (its scores play no part here)
+  return [(o, key, 0.0, ()) for o, key in seeds]
+
 def test_group_branch_times_the_models_best_grouped_reduction_and_expands_it_once():
   # a model that ranks every grouped reduction low never picks one (BEAM=2's picks grouped on 3 of the 4 worst unseen kernels):
   # with group_branch the first batch still holds the best of a descent from grouped first actions, and a measured one is a parent once
@@ -871,9 +879,9 @@ def test_group_branch_times_the_models_best_grouped_reduction_and_expands_it_onc
   c = ctx()
   kids = [((a,), x.ast.key) for a, x in children(c.base)]
   g, rest = next(x for x in kids if grouped(x[0])), [x for x in kids if not grouped(x[0])][:7]
-  assert Beam(group_branch=True).prepare(ctx(), [o for o, _ in plain], [g])[1] == g[0]   # the candidates it is given, not its own
+  assert Beam(group_branch=True).prepare(ctx(), rows(plain), [g])[1] == g[0]   # the candidates it is given, not its own
   # computed apart (search.first_batches runs the grouped descent beside the kernel's) and merged by prepare: the same batch
-  apart = Beam(group_branch=True).prepare(ctx(), [o for o, _ in plain], group_candidates(Beam(group_branch=True), ctx()))
+  apart = Beam(group_branch=True).prepare(ctx(), rows(plain), group_candidates(Beam(group_branch=True), ctx()))
   assert apart == Beam(group_branch=True).prepare(ctx()) == [o for o, _ in branched]
   for branch, second in ((False, rest[1][0]), (True, g[0])):
     c.state.clear(); c.state.update(batch=None, measured=rest + [g], expanded=set(), neared=set(), seen={x[1] for x in kids}, late=[],
@@ -893,8 +901,8 @@ def test_group_best_times_the_branchs_best_where_a_shallow_pick_groups_already()
   assert any(grouped(o) and len(o) == 1 for o, _ in plain) and cands[0] not in plain and len(cands[0][0]) > 1
   assert len(best) == len(plain) and best[0] == plain[0] and best[1] == cands[0] and best[2:] == plain[1:-1]
   # given apart (search.first_batches), the same batch; and nothing changes where a seed is the branch's best already
-  assert Beam().prepare(ctx(), [o for o, _ in plain], cands) == [o for o, _ in best]
-  assert Beam().prepare(ctx(), [o for o, _ in best], cands) == [o for o, _ in best]
+  assert Beam().prepare(ctx(), rows(plain), cands) == [o for o, _ in best]
+  assert Beam().prepare(ctx(), rows(best), cands) == [o for o, _ in best]
 
 def test_tc_branch_times_the_models_best_config_on_another_tensor_core_axis():
   # a 3x3 conv takes tensor cores on two axes (2 and 5) and the model ranks them on little data (BEAM=2's picks of two dilated fp16
@@ -911,7 +919,7 @@ def test_tc_branch_times_the_models_best_config_on_another_tensor_core_axis():
   assert branched[0] == plain[0] and branched[2:] == plain[1:-1]   # the model's last pick made way
   # computed apart (search.first_batches runs the branch's descent beside the kernel's) and merged by prepare: the same batch
   cands = tc_candidates(Beam(tc_branch=True), ctx())
-  assert axes(cands[0][0]) == {5} and Beam(tc_branch=True).prepare(ctx(), [o for o, _ in plain], None, cands) == [o for o, _ in branched]
+  assert axes(cands[0][0]) == {5} and Beam(tc_branch=True).prepare(ctx(), rows(plain), None, cands) == [o for o, _ in branched]
   gemm = kernel_asts(*parse_variant("gemm:m=64:k=64:n=64:fp16").build("CPU"))[0]   # one axis only: nothing to add
   g = lambda b: b._seed(Context(scheduler(gemm, renderer_for("CUDA", "sm_90", compiler=False)), None, upcast_scorer, random.Random(0)))
   assert g(Beam(tc_branch=True)) == g(Beam(tc_branch=False))
