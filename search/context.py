@@ -53,7 +53,9 @@ class Expansion:
     n = len(actions)
     cuts = [n*i//chunks for i in range(chunks + 1)]   # contiguous slices, in order: the same children, in the same order, as one
     self.jobs = [(p, actions[a:b]) for p in parents for a, b in zip(cuts, cuts[1:])]
-    if m is not None and m.pool is not None and len(self.jobs)*alongside > 1 and portable:   # one job alone: here, as fast
+    # one job alone (a config's neighbours) runs here, as fast, unless other kernels' searches share this thread (ctx.share, set
+    # where they are searched together): there a neighbourhood's 9-102 ms of replays and scoring hold up their rounds
+    if m is not None and m.pool is not None and (len(self.jobs)*alongside > 1 or ctx.share > 1) and portable:
       try: self.futs = [m.pool.submit(scored_children, (m.blob, m.kernel.key, ctx.score, acts, p, near)) for p, acts in self.jobs]
       except Exception: self.futs = None   # a broken pool: here, then
   def done(self) -> bool: return self.futs is None or all(f.done() for f in self.futs)

@@ -17,7 +17,7 @@ def seed_batch(args:tuple[bytes, str, Scorer, dict, list, int|None]) -> list[tup
   """Beam(**params)'s first batch for a kernel (AST blob, key, scorer, params, history, its descent's width), computed in a compile
   worker: the model descent costs seconds of CPU per kernel, and tune-model has dozens of kernels to start at once. Each config as
   (opts, AST key, score, search.adapt.shape_terms): the caller replays none of them for Beam.prepare's keys and Beam._learn's
-  scores, 0.02-0.17 s of its thread a kernel (results/logs/main_thread/replays.txt), here in parallel."""
+  scores, 0.02-0.13 s of its thread a kernel (results/logs/main_thread/replays.txt), here in parallel."""
   blob, key, score, params, history, width = args
   ctx = Context(worker_base(blob, key), None, score, history=history, descent_width=width)
   seeds = [(o, k, c) for o, k in Beam(**params)._seed(ctx) if (c := replay(ctx.base, o)) is not None]

@@ -306,6 +306,11 @@ def test_first_batch_from_the_pool_is_the_local_one_and_compiles_once():
   # one parent and two workers: its actions are split between them, and the rows are the same, in the same order
   one = ctx.expand(parents[:1])
   assert len(one.jobs) == 2 and one.futs is not None and one.result() == Expansion(Context(ctx.base, None, score), parents[:1]).result()
+  # a config's neighbours are one job: here when searched alone, in the pool where other kernels' searches share this thread
+  alone = ctx.expand(parents[:1], near=True)
+  ctx.share = 2
+  shared = ctx.expand(parents[:1], near=True)
+  assert alone.futs is None and shared.futs is not None and shared.result() == alone.result() != []
   m.close()
 
 @pytest.mark.slow   # descents of several kernels twice, here and in the pool (~18 s on 2 cores)
