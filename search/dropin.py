@@ -203,8 +203,8 @@ class Tuner:
       if self.hold_small and prep is not None:
         for p, i in enumerate(ids):
           if i in cost and self._small(cost[i], whole):
-            prep.hold.add(p); todo[i][0]["held"] = True
-            for o in ctxs[i].first_batch + prep.early.get(p, []): ctxs[i].measurer.drop(o)   # its compiles still queued are taken back
+            prep.withhold(p); todo[i][0]["held"] = True
+            for o in ctxs[i].first_batch: ctxs[i].measurer.drop(o)   # compiles of it still queued are taken back
       for i in live: todo[i][0]["first_picks"] = strat.first_batch(ctxs[i])
       total = pooled(self.budget, strat, [ctxs[i] for i in live])
       if self.total is not None: total = min(total, max(0, self.total - self.timed))

@@ -127,8 +127,8 @@ class Preparing:
     with self.lock:
       due = [i for i in self.left if i not in self.queue and all(i not in f or f[i].done() for f in (self.futs, *self.bfuts.values()))]
       # once every descent is in the pool: a compile queued sooner would hold back a windowed descent (EfficientNet-B0's 57)
-      own = [i for i in self.left if self.bfuts and self.early_compile and not self.queue and i not in due and i not in self.early and i not in self.hold
-             and i in self.futs and self.futs[i].done()]
+      own = [i for i in self.left if self.bfuts and self.early_compile and not self.queue and i in self.futs and self.futs[i].done()
+             and i not in due and i not in self.early and i not in self.hold]
     for i in own:   # not the last picks, which the branches' picks take the place of in a full batch (search.picks.second)
       try: b = self.futs[i].result(); self.early[i] = [r[0] for r in b[:max(1, len(b) - len(self.bfuts))]]
       except Exception: self.early[i] = []   # _take computes the batch here, then
@@ -136,6 +136,11 @@ class Preparing:
     ready = [self._take(i) for i in due]
     self._fill()
     return ready
+
+  def withhold(self, i:int):
+    """Context i's first batch is not compiled when it is ready (hold); its own picks compiling early are taken back if queued."""
+    self.hold.add(i)
+    for o in self.early.pop(i, []): self.ctxs[i].measurer.drop(o)
 
   def wait(self) -> list[tuple[int, list[tuple[Opt, ...]]|Exception]]:
     if not self.left: return []

@@ -32,9 +32,8 @@ def interleave(strat, ctxs:list[Context], stopped:Callable[[int], None]=lambda i
   """Several kernels searched at once on one device, as one workload's or one model's kernels are: their first batches compile
   together (first_batches.Preparing), and each kernel joins as its batch is ready (a slow descent holds up no other kernel); then
   each gets a round in turn while the next AHEAD get their next round ready (Beam.ahead), so a round starts by timing while the
-  others' compile. With Beam.ready_first (on) every kernel's next round is made ready, and the kernel
-  stepped next is the first in turn whose round would start by timing (Beam.ready), waiting up to READY_WAIT_S for one, else the
-  first in turn. In the fixed turn the main thread waits on one kernel's compiles while others' rounds sit compiled: on fresh
+  others' compile. With Beam.ready_first (on) every kernel's next round is made ready, and the kernel stepped next is the first in
+  turn whose round would start by timing (Beam.ready), waiting up to READY_WAIT_S for one, else the first in turn. In the fixed turn the main thread waits on one kernel's compiles while others' rounds sit compiled: on fresh
   split 39 (one H200, 8 configurations at a time) 42 of the groups' 66 s of wall went to such waits, against 7 s of timing, and a
   conv with 4 rounds spent 11 of its 15 s waiting for its turn. A strategy without rounds (no step) runs on each kernel in turn.
   `stopped(i)` runs as kernel i's search ends, while the others' compiles go on in the pool."""

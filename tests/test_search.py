@@ -382,6 +382,14 @@ def test_own_picks_compile_before_the_kernels_branches_are_done():
   branch.set_result([("g",)])
   assert prep.poll() == [(0, [("a",), ("g",), ("c",)])] and prep.left == []
   assert log[1:] == [("drop", ("b",)), ("prefetch", [("a",), ("g",), ("c",)])]
+  # held (drop-in's kernels too small for a round): its early compiles are taken back, and its batch is not compiled when ready
+  log[:] = []
+  prep, own, branch = Preparing(Merging(), [SimpleNamespace(measurer=m)]), Future(), Future()
+  prep.futs, prep.bfuts = {0: own}, {"group": {0: branch}}
+  own.set_result([((o,), o.encode(), 0.0, ()) for o in "abc"])
+  prep.poll(); prep.withhold(0); branch.set_result([("g",)])
+  assert prep.poll() == [(0, [("a",), ("g",), ("c",)])]
+  assert log == [("prefetch", [("a",), ("b",)]), ("drop", ("a",)), ("drop", ("b",))]
   Merging.early_compile, log[:] = False, []   # Beam.early_compile off: nothing compiles before the kernel is handed out
   prep, own, branch = Preparing(Merging(), [SimpleNamespace(measurer=m)]), Future(), Future()
   prep.futs, prep.bfuts = {0: own}, {"group": {0: branch}}
