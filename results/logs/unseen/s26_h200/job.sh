@@ -40,7 +40,8 @@
 # `CACHED=1 R=4 V='[{"ready_first": true}, {}, {"ready_first": true}]' SPLIT=40 T=560`: runs 1 and 3 Beam.ready_first, 0 and 2 without.
 # SPLIT=41 (the first of splits 41-50, held out from 2026-12-01: dataset.unseen.SPLITS 50; one nvidia-h200; logs ../s41_h200/): c1
 # `BEAM_ONLY=1 SPLIT=41 T=265` (26 picks before its limit; 5 of the split's kernels are in the training data and skipped); next,
-# `BEAM_ONLY=1 SPLIT=41 T=540` for the rest, then `CACHED=1 R=4 V='[{"early_compile": false}, {}, {"early_compile": false}]' SPLIT=41 T=560`.
+# c2 `BEAM_ONLY=1 SPLIT=41 T=540` (the other 14 picks, 196 s), c3 `CACHED=1 R=4 V='[{"early_compile": false}, {}, {"early_compile": false}]' SPLIT=41 T=560`:
+# runs 0 and 2 the defaults (Beam.early_compile on), 1 and 3 without it.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")

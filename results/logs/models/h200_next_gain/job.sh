@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# one nvidia-h200 call (carry .whl; run from the repository root): tune-model with later rounds valued as measured on the published
+# unseen splits 1-40 (ng: --next-gain 0.05, the mean gain of a kernel's next 6 timings after its first batch, and a budget of 16 timed
+# candidates a kernel in place of 10) against the defaults (def), one after the other on the one GPU, each network in its own run,
+# BEAM=2's cached picks re-timed in each. NETS: "name:kernels ..." (the corpus pair by default); ORDER="def ng": the other way
+# round (the run that goes second tends to tune longer: swap the order between calls). Then, here: unpack each archive and
+# python scripts/bench_models.py --phases .../cache/*.tune.json
+set -u
+for v in ${ORDER:-ng def}; do
+  for nk in ${NETS:-resnet50_b1_fp32:27 gpt2_s512_fp32:11}; do
+    n=${nk%%:*}; E=""; [ $v = ng ] && E="--next-gain ${G:-0.05} --budget $(( ${PK:-16} * ${nk##*:} ))"
+    GPUS=0 OUT=$OUT/$v.$n SRC=${SRC:-results/models_cache} FINAL= bash scripts/gpu_models.sh $n 200 30 "$E" > $OUT/$v.$n.log 2>&1
+    grep -E "^latency|tune-model:" $OUT/$v.$n.log | cut -c1-220
+  done
+done
