@@ -436,10 +436,15 @@ def phases(paths:list[Path], first:int=9) -> list[dict]:
   """Offline: where a tune-model run's tuning went, from its MODEL.tune.json rows (a host call's results.tgz holds them under cache/):
   the seconds (tune_s sums to the wall), candidates compiled and timed, when the last kernel's first `first` timings (its default
   and its first batch) were done and when its last timing was (seconds since its Measurer started: they start within the setup's
-  first second or so), and what the timings after those bought: the tuned model's time they saved, as a share of it."""
+  first second or so), and what the timings after those bought: the tuned model's time they saved, as a share of it. Where the
+  folder also holds BEAM=2's results (beam2.*.json, as a host call's cache/ does): the kernels whose tuned time lies furthest behind
+  the time BEAM=2's own search measured (often another call's: a guide to where a network's gap lies, not a figure)."""
   out = []
   for p in paths:
     rows = json.loads(Path(p).read_text())
+    beam = {k.split("|")[0]: v for b in Path(p).parent.glob("beam2.*.json") for k, v in json.loads(b.read_text()).items()}
+    lost = sorted(((r["occurrences"]*(r["tuned_us"] - b["time_us"]), r, b) for r in rows if r.get("tuned_us") is not None
+                   and (b := beam.get(r.get("key", ""))) and b.get("time_us")), key=lambda x: -x[0])
     runs = [r for r in rows if r.get("trajectory")]
     model_us = sum(r["occurrences"]*r["tuned_us"] for r in rows if r.get("tuned_us") is not None)
     saved = sum(r["occurrences"]*(r["trajectory"][first - 1][2] - r["trajectory"][-1][2]) for r in runs if len(r["trajectory"]) > first)
@@ -448,7 +453,10 @@ def phases(paths:list[Path], first:int=9) -> list[dict]:
                 "first_rounds_done_s": round(max((r["trajectory"][min(first, len(r["trajectory"])) - 1][1] for r in runs), default=0.0), 1),
                 "last_timing_s": round(max((r["trajectory"][-1][1] for r in runs), default=0.0), 1),
                 "kernels_timed_later": sum(len(r["trajectory"]) > first for r in runs),
-                "later_saved_share": round(saved/model_us, 4) if model_us else None})
+                "later_saved_share": round(saved/model_us, 4) if model_us else None,
+                **({"behind_beam2": [{"kernel": r["kernel"], "share": r.get("share"), "tuned_us": round(r["tuned_us"], 1),
+                    "beam2_us": round(b["time_us"], 1), "timed": r["timed"], "beam2_timed": b.get("timed"), "lost_us": round(x, 1)}
+                   for x, r, b in lost[:5] if x > 0]} if beam else {})})
   return out
 
 def main(argv=None) -> int:

@@ -52,22 +52,19 @@ class Beam:
   history_depths: int = 1     # with ctx.history, the descent starts from its best configs and goes this deep (0: from the root)
   adaptive: bool = True       # the kernel's measurements decide when the search stops (and, with `correct`, re-rank its children)
   min_gain: float = 0.02      # adaptive: a round that betters the best by less is stale
-  # adaptive: or by less than noise_k x the median spread of its candidates' runs: split 12's 23-us max-reduce "improved" by chance
-  # for 5 rounds (25.1 to 17.2 us, re-timed at 23.0). Split 13 (results/unseen_s13.md): wall 9.8%, 10.9% of BEAM=2's for 13.1%, 14.6% at 0
+  # adaptive: or by less than noise_k x its candidates' median spread (split 12's 23-us reduce "improved" by chance 5 rounds; split 13:
+  # wall 9.8%, 10.9% of BEAM=2's for 13.1%, 14.6% at 0)
   noise_k: float = 1.0
   unsure_gap: float = 0.15    # adaptive: the model is unsure here if its top-scored measured config is this much slower than the fastest
-  # adaptive: stale rounds more where the model is unsure. 0 against 1 on split 3 in one call (4 x H200,
-  # results/unseen_s3_h200.md): wall 16.7% of BEAM=2's for 23.3% and 22.8%, geomean 0.936x for 0.929x and 0.928x, 2 kernels over
-  # 1.2x for 3: the extra round seldom found more than the larger unsure_k rounds had
+  # adaptive: stale rounds more where the model is unsure (0 against 1, split 3: 16.7% of BEAM=2's wall for 23.3%, 0.936x for 0.929x)
   unsure_patience: int = 0
   unsure_k: int = 7           # adaptive: a later round's children where the model is unsure
   # re-rank later rounds' children by the kernel's online correction (search.adapt): replayed on 777 kernels whose network or
   # family the model never saw (scripts/bench_adapt.py), it found the measured best on 83% of kernels at 24 measurements against
   # the model's own order's 87%; held near that order (alpha 200) it is within a point of it: off
   correct: bool = False
-  # later rounds also time the near_k best-scored neighbours of the fastest measured config (dataset.sampler.neighbors: one opt's
-  # amount changed or one opt left out), once per config: of split 1 and 2's 18 kernels over 1.12x BEAM=2's, most lost by an
-  # amount (UPCAST 4 where BEAM=2 took 2, LOCAL 16 for 8), which children of the fastest configs never revisit
+  # later rounds also time the near_k best-scored neighbours of the fastest measured config (dataset.sampler.neighbors), once per
+  # config: most of split 1 and 2's 18 kernels over 1.12x BEAM=2's lost by an amount (UPCAST 4 where BEAM=2 took 2, LOCAL 16 for 8)
   near_k: int = 3
   # compile the next round while this one is timed: once half a batch is timed, the parents the next round would have then are
   # expanded and their picks prefetched (again, up to `guesses` a round, when a later timing changes those parents); under drop-in's
@@ -80,9 +77,8 @@ class Beam:
   # compile for nothing (split 39: 34 of 45 kernels stopped after their first later round). The same picks; on split 38 (one H200,
   # a development use) 923 configs compiled against 1,048 and 1,140 without it, the wall within the spread (CHANGELOG 2026-12-01)
   speculate_gain: bool = True
-  # a round's compiles straggle once half are in and they lag this many seconds (and STRAGGLE x that half's time) behind: compile
-  # times are heavy-tailed (the H200 store's p50 0.37 s, p90 2.2 s, p99 9.7 s), and a round waits on its slowest (None: MIN_WAIT_S).
-  # 1 s with speculation, same call: wall 18.3%, 0.931x (stragglers are timed in the next round, or verified at the end, not lost)
+  # a round's compiles straggle once half are in and they lag this many seconds (and STRAGGLE x that half's time) behind: compile times
+  # are heavy-tailed (p50 0.37 s, p99 9.7 s on the H200); stragglers are timed next round or verified at the end (None: MIN_WAIT_S)
   straggle_s: float|None = 1.0
   # the model descent takes SWAP steps. The shipped model (trained with --mask opts) scores 55% of SWAP children up (the one before
   # 73%, 61% of those slower in fact: results/model_steps_sm_90.json). Without them, on fresh split 25 (one H200, 4 runs each): the
@@ -105,9 +101,13 @@ class Beam:
   # its caller steps first a kernel whose round is compiled, not the first in turn (interleave, task_scheduler.schedule): on fresh
   # split 40 (one H200) 13.0%, 11.9% of BEAM=2's wall against 13.5%, 14.5%, at the same kernel times (results/ready_first.md): on
   ready_first: bool = True
-  # a kernel's own first-batch picks compile once its own descent is done, not once its branches' are too (first_batches.Preparing:
-  # BERT's branches finished 1.2-2 s after its own descents on one H200). The same batches. Not yet measured: on
+  # a kernel's own first-batch picks compile once its own descent is done, not once its branches' are too (first_batches.Preparing).
+  # The same batches; on fresh split 41 (one H200): 11.5%, 9.9% of BEAM=2's wall against 11.2%, 11.3% without, within the spread: on
   early_compile: bool = True
+  # with ready_first, tune-model's and drop-in's scheduler also takes any kernel's compiled first round before a round that would
+  # wait on compiles, not only the next AHEAD's, as interleave does: small kernels' first batches waited behind the largest kernels'
+  # later rounds (LLaMA's, descended by 5.3 s, timed at 14.1-14.5 s of 14.7; MobileNetV2's by 7.5 s, at 13.7-16.2 s). Not yet measured
+  ready_any: bool = False
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:

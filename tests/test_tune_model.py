@@ -190,6 +190,24 @@ def test_schedule_times_a_compiled_round_of_the_next_kernels_before_one_that_wou
   schedule([1, 1, 1], [100.0, 80.0, 0.01], search, total=None, first=3, step=3, ready=lambda j: j == 2)
   assert calls == [0, 1]   # no kernel worth a round is ready: the order of expected savings
 
+def test_schedule_with_ready_any_times_any_compiled_first_round_before_one_that_would_wait():
+  # Beam.ready_any: kernel 0 is expected to save most, but its round and the next AHEAD's (1-3) still compile; kernel 5's first
+  # batch, the smallest expected saving, is compiled: it goes first. Without ready_any the order of expected savings stands
+  from search.beam import Beam
+  from search.task_scheduler import readiness
+  calls = []
+  def search(i, b):
+    calls.append(i)
+    return b, 1.0, True
+  times, ready = [100.0, 90.0, 80.0, 70.0, 60.0, 50.0], lambda j: j == 5 or len(calls) >= 1
+  schedule([1]*6, times, search, total=None, first=3, step=3, ready=ready, ready_any=True)
+  assert calls == [5, 0, 1, 2, 3, 4]
+  calls.clear()
+  schedule([1]*6, times, search, total=None, first=3, step=3, ready=ready)
+  assert calls == [0, 1, 2, 3, 4, 5]
+  assert readiness(Beam(ready_any=True), [])["ready_any"] and not readiness(Beam(), [])["ready_any"]
+  assert readiness(Beam(ready_first=False, ready_any=True), []) == {}   # ready_any goes with ready_first
+
 def test_schedule_gives_the_round_expected_to_save_most():
   # kernel 0: 100 us once per pass, its first round gets it to 10 us, later ones find nothing; kernel 1: 30 us x 2 runs, every
   # round makes it 20% faster; kernel 2: 0.01 us, never worth a round; kernel 3: 50 us, finds nothing and stops after 4 candidates
@@ -308,6 +326,15 @@ def test_phases_reports_what_later_rounds_bought(tmp_path):
   (p,) = json.loads(r.stdout)
   assert (p["kernels"], p["tune_s"], p["compiled"], p["timed"], p["kernels_timed_later"]) == (3, 4.0, 23, 19, 1)
   assert (p["first_rounds_done_s"], p["last_timing_s"]) == (4.5, 5.5) and p["later_saved_share"] == round(20/187, 4)
+  assert "behind_beam2" not in p   # no BEAM=2 results beside the rows
+  # with BEAM=2's results beside them (a host call's cache/): the kernels behind its times, most model time lost first
+  rows[0]["key"], rows[1]["key"], rows[0]["kernel"], rows[1]["kernel"] = "a", "b", "r_a", "r_b"
+  f.write_text(json.dumps(rows))
+  (tmp_path / "beam2.gpu0.json").write_text(json.dumps({"a|CPU|0.14.0": {"time_us": 38.0, "timed": 50},
+                                                        "b|CPU|0.14.0": {"time_us": 80.0, "timed": 60}}))
+  r = subprocess.run([sys.executable, "scripts/bench_models.py", "--phases", str(f)], capture_output=True, text=True)
+  behind = json.loads(r.stdout)[0]["behind_beam2"]
+  assert [(b["kernel"], b["lost_us"]) for b in behind] == [("r_b", 20.0), ("r_a", 4.0)]
   (bad := tmp_path / "bad.json").write_text("{")
   r = subprocess.run([sys.executable, "scripts/bench_models.py", "--phases", str(bad)], capture_output=True, text=True)
   assert r.returncode == 2 and len(r.stderr.strip().splitlines()[-1]) < 300 and "--phases" in r.stderr
