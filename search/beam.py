@@ -104,10 +104,6 @@ class Beam:
   # a kernel's own first-batch picks compile once its own descent is done, not once its branches' are too (first_batches.Preparing).
   # The same batches; on fresh split 41 (one H200): 11.5%, 9.9% of BEAM=2's wall against 11.2%, 11.3% without, within the spread: on
   early_compile: bool = True
-  # with ready_first, tune-model's and drop-in's scheduler also takes any kernel's compiled first round before a round that would
-  # wait on compiles, not only the next AHEAD's, as interleave does: small kernels' first batches waited behind the largest kernels'
-  # later rounds (LLaMA's, descended by 5.3 s, timed at 14.1-14.5 s of 14.7; MobileNetV2's by 7.5 s, at 13.7-16.2 s). Not yet measured
-  ready_any: bool = False
   name: str = "beam"
 
   def descend(self, ctx:Context) -> tuple[list, list]:

@@ -250,7 +250,7 @@ class Tuner:
                                       wait=lambda: admit(prep.wait()),
                                       again=lambda j, likely: setattr(ctxs[live[j]], "again", likely),
                                       later_share=self.later_share, since=st,
-                                      **readiness(strat, [ctxs[i] for i in live])))) if live else {}
+                                      ready=readiness(strat, [ctxs[i] for i in live])))) if live else {}
       prep.close()
       bar.close()
       t_phase = self._phase("rounds", t_phase)

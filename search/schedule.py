@@ -173,7 +173,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, left if time_budget else None,
                    firsts, ahead, slots=workers, next_gain=next_gain, work=[work_of(ctxs[i].base) for i in todo],
                    pending=lambda j: (admit(prep.poll()), spot.get(todo[j]) in prep.left)[1], wait=lambda: admit(prep.wait()),
-                   later_share=later_share, since=st, **readiness(strat, [ctxs[i] for i in todo]))
+                   later_share=later_share, since=st, ready=readiness(strat, [ctxs[i] for i in todo]))
   prep.close()
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
   sib = sibling_picks(ctxs, final := [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])

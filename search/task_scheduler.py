@@ -58,11 +58,9 @@ def scheduled(strategy:str, strategy_args:dict|None):
   try: return STRATEGIES[strategy](**strategy_params(strategy, strategy_args))
   except TypeError as e: raise ValueError(f"bad parameters {strategy_args} for {strategy}: {e}") from None
 
-def readiness(strat, ctxs:list) -> dict:
-  """schedule()'s `ready` over these contexts (in schedule's order), where the strategy asks for it (Beam.ready_first), and its
-  `ready_any` (Beam.ready_any): keyword arguments."""
-  if not getattr(strat, "ready_first", False): return {}
-  return {"ready": lambda j: strat.ready(ctxs[j]), "ready_any": getattr(strat, "ready_any", False)}
+def readiness(strat, ctxs:list) -> Callable[[int], bool]|None:
+  """schedule()'s `ready` over these contexts (in schedule's order), where the strategy asks for it (Beam.ready_first)."""
+  return (lambda j: strat.ready(ctxs[j])) if getattr(strat, "ready_first", False) else None
 
 def read_later_share(s:str) -> float|None:
   """A later_share setting as given on a command line or in the environment: a share, or off (None: no limit)."""
@@ -98,8 +96,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
              step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0,
              work:list[tuple[str, float]]|None=None, pending:Callable[[int], bool]|None=None,
              wait:Callable[[], None]|None=None, again:Callable[[int, bool], None]|None=None, later_share:float|None=None,
-             since:float|None=None, clock:Callable[[], float]=time.perf_counter, ready:Callable[[int], bool]|None=None,
-             ready_any:bool=False) -> list[int]:
+             since:float|None=None, clock:Callable[[], float]=time.perf_counter, ready:Callable[[int], bool]|None=None) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
@@ -124,8 +121,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   pays for. later_share: a kernel's later round is taken only while the later rounds' seconds, this one's expected (its last later
   round's, or the mean later round's before its first) included, stay within this share of the tuning's other seconds, counted from
   `since` (a clock() time; default: now). ready(j), if given (Beam.ready_first): kernel j's next round would start by timing; where
-  the chosen kernel's would wait on compiles, one of the next AHEAD worth a round whose round is compiled goes first; with ready_any,
-  failing those, any kernel's compiled first round (every first round worth one is taken, so this changes only when).
+  the chosen kernel's would wait on compiles, one of the next AHEAD worth a round whose round is compiled goes first.
   Returns the budget each kernel was given."""
   n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
@@ -153,9 +149,7 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
       if not (avail := [j for j in cand if not pending(j) and saves(j) >= stop*model_time]): wait(); continue
       i = avail[0]
     if ready is not None and not ready(i):
-      go = lambda j: saves(j) >= stop*model_time and (pending is None or not pending(j)) and ready(j)
-      firsts_after = [j for j in cand[1 + AHEAD:] if rounds[j] == 0] if ready_any else []
-      i = next((j for j in cand[1:1 + AHEAD] + firsts_after if go(j)), i)
+      i = next((j for j in cand[1:1 + AHEAD] if saves(j) >= stop*model_time and (pending is None or not pending(j)) and ready(j)), i)
     if left is not None and left(i) <= last: break
     st, worth = clock(), stop*model_time
     live = sum(saves(j) >= worth for j in cand)   # kernels still worth a round: up to 1+AHEAD of them compile at once

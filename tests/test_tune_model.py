@@ -190,24 +190,6 @@ def test_schedule_times_a_compiled_round_of_the_next_kernels_before_one_that_wou
   schedule([1, 1, 1], [100.0, 80.0, 0.01], search, total=None, first=3, step=3, ready=lambda j: j == 2)
   assert calls == [0, 1]   # no kernel worth a round is ready: the order of expected savings
 
-def test_schedule_with_ready_any_times_any_compiled_first_round_before_one_that_would_wait():
-  # Beam.ready_any: kernel 0 is expected to save most, but its round and the next AHEAD's (1-3) still compile; kernel 5's first
-  # batch, the smallest expected saving, is compiled: it goes first. Without ready_any the order of expected savings stands
-  from search.beam import Beam
-  from search.task_scheduler import readiness
-  calls = []
-  def search(i, b):
-    calls.append(i)
-    return b, 1.0, True
-  times, ready = [100.0, 90.0, 80.0, 70.0, 60.0, 50.0], lambda j: j == 5 or len(calls) >= 1
-  schedule([1]*6, times, search, total=None, first=3, step=3, ready=ready, ready_any=True)
-  assert calls == [5, 0, 1, 2, 3, 4]
-  calls.clear()
-  schedule([1]*6, times, search, total=None, first=3, step=3, ready=ready)
-  assert calls == [0, 1, 2, 3, 4, 5]
-  assert readiness(Beam(ready_any=True), [])["ready_any"] and not readiness(Beam(), [])["ready_any"]
-  assert readiness(Beam(ready_first=False, ready_any=True), []) == {}   # ready_any goes with ready_first
-
 def test_schedule_gives_the_round_expected_to_save_most():
   # kernel 0: 100 us once per pass, its first round gets it to 10 us, later ones find nothing; kernel 1: 30 us x 2 runs, every
   # round makes it 20% faster; kernel 2: 0.01 us, never worth a round; kernel 3: 50 us, finds nothing and stops after 4 candidates

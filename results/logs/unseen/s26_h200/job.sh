@@ -42,6 +42,8 @@
 # `BEAM_ONLY=1 SPLIT=41 T=265` (26 picks before its limit; 5 of the split's kernels are in the training data and skipped); next,
 # c2 `BEAM_ONLY=1 SPLIT=41 T=540` (the other 14 picks, 196 s), c3 `CACHED=1 R=4 V='[{"early_compile": false}, {}, {"early_compile": false}]' SPLIT=41 T=560`:
 # runs 0 and 2 the defaults (Beam.early_compile on), 1 and 3 without it.
+# SPLIT=42 (49 kernels; one nvidia-h200; logs ../s42_h200/c1-c3): c1 `BEAM_ONLY=1 SPLIT=42 T=540` (26 picks), c2 `BEAM_ONLY=1 SPLIT=42 T=400` (the other
+# 23), c3 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=42 T=540`: four runs at the defaults.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
