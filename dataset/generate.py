@@ -10,6 +10,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable
 from tqdm import tqdm
+from dataset.argtypes import at_least, count, natural, positive
 from dataset.corpus import ShapeError, Variant, extract_into, list_corpus, select
 from dataset.kernel import TINYGRAD_VERSION, Kernel, opts_to_json, opts_from_json
 from dataset.plan import KernelPlan, MIX, MODEL_MIX
@@ -277,12 +278,12 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--list", action="store_true", help="list the corpus (or the --kernels given) by group, family and network, with counts, and exit")
   ap.add_argument("--count-kernels", action="store_true", help="with --list: also each row's distinct kernels (scheduled, nothing runs; slow for the whole corpus)")
   ap.add_argument("--extract-only", action="store_true", help="only extract the selected kernels into --out (needs no device)")
-  ap.add_argument("--samples-per-kernel", type=int, default=100)
-  ap.add_argument("--time-budget", type=float, default=None, help="seconds; stop cleanly when spent (resumable)")
+  ap.add_argument("--samples-per-kernel", type=natural, default=100)
+  ap.add_argument("--time-budget", type=positive, default=None, help="seconds; stop cleanly when spent (resumable)")
   ap.add_argument("--out", default=None, help="SQLite store (default: out/<device>.sqlite)")
   ap.add_argument("--seed", type=int, default=0)
-  ap.add_argument("--workers", type=int, default=None, help="compile processes (default: cores - 1)")
-  ap.add_argument("--check-frac", type=float, default=0.1, help="share of configs checked against the unoptimized kernel "
+  ap.add_argument("--workers", type=count, default=None, help="compile processes (default: cores - 1)")
+  ap.add_argument("--check-frac", type=at_least(0.0, float), default=0.1, help="share of configs checked against the unoptimized kernel "
                   "(every new best is checked regardless)")
   ap.add_argument("--model", help="a cost model (models/cost_model_*.txt) that proposes half the configs: its favourite unmeasured "
                   "children of each kernel's best measured ones (active learning: its mistakes become training data)")
@@ -290,23 +291,21 @@ def parse_args(argv=None) -> argparse.Namespace:
                   f"measured configs (default {','.join(f'{k}={v}' for k, v in MIX.items())}; with --model "
                   f"{','.join(f'{k}={v}' for k, v in MODEL_MIX.items())}); e.g. expand=0.5,mutate=0.5: a measured climb from the best; "
                   "beam=1: a measured climb from the root, BEAM-style (dataset.plan)")
-  ap.add_argument("--tinygrad-beam", type=int, default=0, metavar="N", help="first run tinygrad's BEAM=N on each kernel, once (the "
+  ap.add_argument("--tinygrad-beam", type=count, default=0, metavar="N", help="first run tinygrad's BEAM=N on each kernel, once (the "
                   "store keeps its pick: a resumed run measures what is left of it) and measure its pick and every prefix, as source 'tinygrad-beam'")
   ap.add_argument("--only-kernels", default=None, metavar="NAME,...", help="measure only these of the --kernels' kernels (names as "
                   "dataset-stats lists them, e.g. resnet50:batch=32:fp32#26)")
-  ap.add_argument("--hang-timeout", type=float, default=120.0, help="seconds without progress before the run is restarted")
+  ap.add_argument("--hang-timeout", type=positive, default=120.0, help="seconds without progress before the run is restarted")
   ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS", help="run as a Ray job (pip install kerntune[ray]): "
                   "one worker per GPU, each with its compile processes, on a Ray cluster at ADDRESS ('auto', host:port, ray://...) or, "
                   "without one, a local cluster of this host's GPUs; the workers' rows are merged into --out as they come (dataset.ray_generate)")
-  ap.add_argument("--ray-workers", type=int, default=None, metavar="N", help="--ray's workers (default: one per GPU of the cluster; "
+  ap.add_argument("--ray-workers", type=natural, default=None, metavar="N", help="--ray's workers (default: one per GPU of the cluster; "
                   "on the CPU one per 2 cores); --workers is then each one's compile processes (default: its share of its host's cores, less one)")
   ap.add_argument("--no-progress", action="store_true")
   ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
   ap.add_argument("--_deadline", type=float, default=math.inf, help=argparse.SUPPRESS)
   a = ap.parse_args(argv)
-  if a.samples_per_kernel < 1: ap.error("--samples-per-kernel must be >= 1")
-  if a.tinygrad_beam < 0: ap.error("--tinygrad-beam must be >= 0")
-  if a.ray_workers is not None and (a.ray is None or a.ray_workers < 1): ap.error("--ray-workers takes --ray and a count >= 1")
+  if a.ray_workers is not None and a.ray is None: ap.error("--ray-workers takes --ray")
   return a
 
 def fail(msg:str) -> int:

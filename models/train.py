@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse, datetime, json, os, shlex, sys, time
 from pathlib import Path
 import numpy as np
+from dataset.argtypes import at_least, count, natural
 from dataset.store import Store, StoreError
 from dataset.kernel import TINYGRAD_VERSION
 from dataset.paths import cannot_write
@@ -43,16 +44,16 @@ def parse_args(argv=None) -> argparse.Namespace:
                   "a backend (CUDA, CPU). Picks that device's measurements; a dataset of another device is an error")
   ap.add_argument("--allow-device-mismatch", action="store_true", help="train on the dataset's device even if --device names another")
   ap.add_argument("--out", default=None, help="model path (default: models/cost_model_<arch>.txt, models/cost_model_cpu.txt on the CPU)")
-  ap.add_argument("--trials", type=int, default=0, help="optuna trials per study (0: default parameters)")
+  ap.add_argument("--trials", type=count, default=0, help="optuna trials per study (0: default parameters)")
   ap.add_argument("--params", default=None, metavar="JSON", help="the ranker's parameters from a cost model's metadata (e.g. "
                   "models/cost_model_sm_90.json) instead of a study: the shipped recipe on new data")
   ap.add_argument("--no-check", action="store_true", help="skip the quick held-out check (its figures are then absent from the metadata)")
-  ap.add_argument("--eval-trials", type=int, default=None, help="trials per nested study in --evaluate (default: --trials)")
+  ap.add_argument("--eval-trials", type=count, default=None, help="trials per nested study in --evaluate (default: --trials)")
   ap.add_argument("--storage", default=STORAGE, help=f"optuna storage (default {STORAGE}); studies resume from it")
   ap.add_argument("--evaluate", action="store_true", help="full held-out evaluation: k-fold x seeds for every model, leave-one-network-out, "
                   "leave-one-family-out, speed; written to --results")
-  ap.add_argument("--seeds", type=int, default=3)
-  ap.add_argument("--folds", type=int, default=5)
+  ap.add_argument("--seeds", type=natural, default=3)
+  ap.add_argument("--folds", type=at_least(2), default=5)
   ap.add_argument("--no-mlp", action="store_true", help="skip the torch challenger (and the blend) in --evaluate")
   ap.add_argument("--mask", action="append", default=[], choices=sorted(FEATURE_GROUPS), metavar="GROUP", help="train the ranker, MLP and "
                   "register model with this feature group's columns held at 0 (the model records them and scores so): e.g. opts, the opt "
@@ -60,7 +61,7 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--blend", type=float, default=None, metavar="W", help="ship the ranker blended with the MLP (models.blend), the "
                   "ranker's weight W (e.g. 0.6); the held-out figures in the model's metadata are then the blend's")
   ap.add_argument("--ablation", action="store_true", help="also drop each feature group in turn (with --evaluate)")
-  ap.add_argument("--ablation-seeds", type=int, default=2, help="seeds of the ablation's k-fold (default 2)")
+  ap.add_argument("--ablation-seeds", type=natural, default=2, help="seeds of the ablation's k-fold (default 2)")
   ap.add_argument("--learning-curve", action="store_true", help="instead of training: held-out accuracy against training rows, with "
                   "the rows chosen at random and by active learning (models.learning_curve), written to --results; no model is written")
   ap.add_argument("--fractions", default=",".join(f"{f:g}" for f in lc.FRACTIONS), help="--learning-curve: shares of each training "
@@ -69,7 +70,7 @@ def parse_args(argv=None) -> argparse.Namespace:
   ap.add_argument("--results", default="results", help="where --evaluate (--learning-curve) writes NAME.json, NAME.md and the plots")
   ap.add_argument("--results-name", default=None, help="default: cost_model (learning_curve) for CUDA, cost_model_cpu (learning_curve_cpu) for the CPU")
   ap.add_argument("--compile-log", default=None, help=f"generate-dataset log whose summary gives the compile+time rate (default {GPU_LOG} for CUDA)")
-  ap.add_argument("--threads", type=int, default=0, help="LightGBM/torch threads (0: all cores)")
+  ap.add_argument("--threads", type=count, default=0, help="LightGBM/torch threads (0: all cores)")
   ap.add_argument("--exclude-keys", default=None, help="file of kernel AST keys (hex, one per line, '#' comments) whose measurements "
                   "are left out of everything: a model for benchmarking on those kernels must not have seen them")
   ap.add_argument("--no-shards", action="store_true", help="the store alone, without the shards beside it (dataset.shard): the data "

@@ -4,6 +4,7 @@
 from __future__ import annotations
 import argparse, json, math, sys, time
 from pathlib import Path
+from dataset.argtypes import count, positive
 from dataset.corpus import CORPUS, ShapeError, Variant, builder, name_parts, parse_variant
 from dataset.device import DeviceError, default_device, device_info, open_device
 from dataset.kernel import Kernel, TINYGRAD_VERSION, kernel_asts, opts_to_json
@@ -69,12 +70,12 @@ def parse_args(argv=None):
   ap.add_argument("--param", action="append", default=[], help="any workload parameter NAME=VALUE")
   ap.add_argument("--device", choices=["CUDA", "CPU"], default=None, help="default: CUDA if present, else CPU")
   ap.add_argument("--strategy", choices=sorted(STRATEGIES), default="beam")
-  ap.add_argument("--budget", type=int, default=None, help=f"at most this many timed candidates per kernel (default {DEFAULT_BUDGET}; the learned beam stops sooner once its measurements stop improving; pure-model ignores it)")
-  ap.add_argument("--time-budget", type=float, default=None, help="seconds per kernel")
+  ap.add_argument("--budget", type=count, default=None, help=f"at most this many timed candidates per kernel (default {DEFAULT_BUDGET}; the learned beam stops sooner once its measurements stop improving; pure-model ignores it)")
+  ap.add_argument("--time-budget", type=positive, default=None, help="seconds per kernel")
   ap.add_argument("--model", default=None, help="cost model (default: the shipped model for the device's arch)")
   ap.add_argument("--allow-device-mismatch", action="store_true")
-  ap.add_argument("--compare-beam", type=int, default=0, help="also run tinygrad's BEAM=N on each kernel and report its time")
-  ap.add_argument("--workers", type=int, default=0, help="compile processes (0: in this process)")
+  ap.add_argument("--compare-beam", type=count, default=0, help="also run tinygrad's BEAM=N on each kernel and report its time")
+  ap.add_argument("--workers", type=count, default=0, help="compile processes (0: in this process)")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--out", default="out/search", help="directory for opts, sources and result.json")
   ap.add_argument("--history", nargs="?", const=True, default=False, metavar="PATH", help="start from the configs the dataset measured "

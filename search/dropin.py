@@ -83,6 +83,8 @@ class Tuner:
     if self.timing not in TIMINGS: raise ValueError(f"timing {self.timing!r} is not one of {', '.join(TIMINGS)} (KERNTUNE_TIMING)")
     if self.when not in WHEN: raise ValueError(f"when {self.when!r} is not one of {', '.join(WHEN)} (KERNTUNE_WHEN)")
     if why := bad_later_share(self.later_share): raise ValueError(f"later_share {why} (KERNTUNE_LATER_SHARE)")
+    for var, v, pos in (("BUDGET", self.budget, 0), ("TOTAL", self.total, 0), ("WORKERS", self.workers, 0), ("KERNEL_S", self.kernel_s, 1), ("TOTAL_S", self.total_s, 1)):
+      if v is not None and not (v > 0 if pos else v >= 0): raise ValueError(f"KERNTUNE_{var} must be {'> 0' if pos else '>= 0'}, got {v}")
     if self.strategy_args:
       from search.task_scheduler import scheduled
       try: scheduled("beam", self.strategy_args)

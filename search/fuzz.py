@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 from tinygrad.codegen.opt import Opt
+from dataset.argtypes import count, natural, positive
 from dataset.corpus import ShapeError, V, parse_variant
 from dataset.device import DeviceError, default_device, device_info
 from dataset.errors import one_line
@@ -168,14 +169,14 @@ def report(run:Run, command:str, device:str, dev_name:str, seconds:float, seed:i
 
 def main(argv=None) -> int:
   ap = argparse.ArgumentParser("fuzz", description=__doc__.split("\n")[0])
-  ap.add_argument("--seconds", type=float, default=60.0, help="how long to draw kernels and configs")
+  ap.add_argument("--seconds", type=positive, default=60.0, help="how long to draw kernels and configs")
   ap.add_argument("--device", choices=["CUDA", "CPU"], default=None, help="default: CUDA if present, else CPU")
   ap.add_argument("--out", default="results/fuzz.md", help="the markdown report")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--workloads", default=None, help="comma list of workloads (default: all of dataset.workloads)")
   ap.add_argument("--dtypes", default=",".join(DTYPES), help="comma list of fp32, fp16")
-  ap.add_argument("--per-kernel", type=int, default=4, help="configs per kernel drawn")
-  ap.add_argument("--workers", type=int, default=0, help="compile processes (0: in this process)")
+  ap.add_argument("--per-kernel", type=natural, default=4, help="configs per kernel drawn")
+  ap.add_argument("--workers", type=count, default=0, help="compile processes (0: in this process)")
   a = ap.parse_args(argv)
   device = a.device or default_device()
   workloads = a.workloads.split(",") if a.workloads else None

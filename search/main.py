@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse, importlib, json, math, sys, time
 from pathlib import Path
 from typing import Callable
+from dataset.argtypes import count, natural, positive
 
 # subcommand -> its console script's main, imported on use: the jobs' imports (torch, LightGBM, onnx) take seconds the others need not pay
 COMMANDS = {"generate": "models.generate:main", "train": "models.train:main", "search": "search.cli:main",
@@ -45,10 +46,10 @@ def quickstart(argv:list[str]) -> int:
                                "conv2d with that model: the whole loop on this machine, in under 10 minutes on 2 CPU cores")
   ap.add_argument("--out", default="out/quickstart", help="directory for the dataset, the model and the search's kernels")
   ap.add_argument("--device", choices=["CPU", "CUDA"], default="CPU")
-  ap.add_argument("--samples-per-kernel", type=int, default=QS_SAMPLES)
-  ap.add_argument("--time-budget", type=float, default=QS_GENERATE_S, help="seconds of measuring (a rerun resumes the store)")
-  ap.add_argument("--workers", type=int, default=None, help="generate's compile processes (default: cores - 1)")
-  ap.add_argument("--search-budget", type=int, default=QS_SEARCH_BUDGET, help="timed candidates per conv2d kernel")
+  ap.add_argument("--samples-per-kernel", type=natural, default=QS_SAMPLES)
+  ap.add_argument("--time-budget", type=positive, default=QS_GENERATE_S, help="seconds of measuring (a rerun resumes the store)")
+  ap.add_argument("--workers", type=count, default=None, help="generate's compile processes (default: cores - 1)")
+  ap.add_argument("--search-budget", type=count, default=QS_SEARCH_BUDGET, help="timed candidates per conv2d kernel")
   a = ap.parse_args(argv)
   out, st, done = Path(a.out), time.perf_counter(), []
   steps = quickstart_steps(out, a.device, a.samples_per_kernel, a.time_budget, a.workers, a.search_budget)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse, json, sys, tempfile, time
 from pathlib import Path
 from typing import Any, Callable
+from dataset.argtypes import at_least, count, natural, positive
 from dataset.errors import one_line
 from dataset.paths import cannot_write
 from dataset.device import DeviceError, default_device, device_info, open_device
@@ -152,10 +153,10 @@ def parse_args(argv=None):
   ap.add_argument("onnx", help="ONNX model file")
   ap.add_argument("--device", default=None, help="CUDA or CPU (default: CUDA if present, else CPU)")
   ap.add_argument("--input-shape", action="append", default=[], metavar="NAME=D,D,...", help="shape of an input with symbolic dims")
-  ap.add_argument("--budget", type=int, default=None, help=f"timed candidates in all, shared out by the scheduler (default {PER_KERNEL_DEFAULT} per kernel)")
-  ap.add_argument("--time-budget", type=float, default=None, help="seconds of tuning in all, a limit: from the first default measured to the last final check")
+  ap.add_argument("--budget", type=count, default=None, help=f"timed candidates in all, shared out by the scheduler (default {PER_KERNEL_DEFAULT} per kernel)")
+  ap.add_argument("--time-budget", type=positive, default=None, help="seconds of tuning in all, a limit: from the first default measured to the last final check")
   ap.add_argument("--strategy", choices=LEARNED, default="beam")
-  ap.add_argument("--next-gain", type=float, default=NEXT_GAIN, help=f"a kernel's second round is expected to gain this share of its "
+  ap.add_argument("--next-gain", type=at_least(0.0, float), default=NEXT_GAIN, help=f"a kernel's second round is expected to gain this share of its "
                   f"time (default {NEXT_GAIN}): higher spends more of the budget on later rounds")
   ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON",
                   help='the strategy\'s parameters, e.g. \'{"descent_width": 8}\' (search.beam.Beam\'s fields)')
@@ -165,17 +166,17 @@ def parse_args(argv=None):
   ap.add_argument("--no-history", action="store_true", help="search from the cost model alone")
   ap.add_argument("--allow-device-mismatch", action="store_true")
   ap.add_argument("--cache", default=None, help=f"tuned-kernel cache (default {DEFAULT_CACHE})")
-  ap.add_argument("--compare-beam", type=int, default=0, metavar="N", help="also measure tinygrad's BEAM=N (latency and tuning time)")
+  ap.add_argument("--compare-beam", type=count, default=0, metavar="N", help="also measure tinygrad's BEAM=N (latency and tuning time)")
   ap.add_argument("--beam-cache", default=None, help="where --compare-beam keeps BEAM's per-kernel results (a rerun resumes from it)")
-  ap.add_argument("--runs", type=int, default=20, help="timed runs per latency")
+  ap.add_argument("--runs", type=natural, default=20, help="timed runs per latency")
   ap.add_argument("--retune", action="store_true", help="search kernels the cache already has")
-  ap.add_argument("--workers", type=int, default=0, help="compile processes (0: in this process)")
+  ap.add_argument("--workers", type=count, default=0, help="compile processes (0: in this process)")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--out", default="out/tune_model", help="directory for NAME.json")
   ap.add_argument("--no-compile-penalty", action="store_true", help="rank by the cost model alone, not less its penalty for slow compiles")
   ap.add_argument("--timing", choices=TIMINGS, default="cold", help="cold (default): the L2 flushed before each timed run; warm: not "
                   "flushed, as a kernel runs inside a network; auto: warm where the kernel's buffers fit in half the L2")
-  ap.add_argument("--first-share", type=float, default=0.0, metavar="S", help="a kernel under this share of the model's default time "
+  ap.add_argument("--first-share", type=at_least(0.0, float), default=0.0, metavar="S", help="a kernel under this share of the model's default time "
                   f"gets a first batch and a model descent in proportion (e.g. {FIRST_SHARE}; default 0: every kernel the full one)")
   ap.add_argument("--later-share", type=read_later_share, default=LATER_SHARE, metavar="S", help="the kernels' rounds after their first "
                   f"take at most this share of the tuning's other seconds (default {LATER_SHARE}; off: each round taken by its expected gain)")

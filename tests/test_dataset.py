@@ -206,7 +206,7 @@ def test_generate_tinygrad_beam_measures_its_pick_with_prefixes_once(tmp_path):
   # the rerun's own report beside a failure (once the pick, a reordering of the hand-coded config, was dropped as its duplicate: the next test)
   assert db.execute("SELECT source FROM measurements WHERE opts=?", (json.dumps(opts_to_json(pick)),)).fetchall() == [("tinygrad-beam",)], (pick, said[-2000:])
   bad = _gen(tmp_path / "u.sqlite", "--kernels", v, "--tinygrad-beam", "-1")
-  assert bad.wait(timeout=120) == 2 and "--tinygrad-beam must be >= 0" in bad.stdout.read()
+  assert bad.wait(timeout=120) == 2 and "--tinygrad-beam: must be >= 0" in bad.stdout.read()
 
 @pytest.mark.slow   # two generate-dataset runs (~20 s on 2 cores)
 def test_a_given_pick_is_measured_even_where_it_builds_a_config_measured_before(tmp_path):

@@ -310,6 +310,11 @@ def test_tuner_settings_from_the_environment(monkeypatch):
   monkeypatch.setenv("KERNTUNE_WHEN", "jit")
   assert from_env().when == "jit"
   with pytest.raises(ValueError, match="timing 'tepid' is not one of cold, warm, auto"): Tuner(timing="tepid")
+  # budgets out of range are refused, not run: a negative KERNTUNE_BUDGET left every kernel default, "failed: BudgetExhausted"
+  for var, bad in (("KERNTUNE_BUDGET", "-3"), ("KERNTUNE_TOTAL", "-1"), ("KERNTUNE_WORKERS", "-1"), ("KERNTUNE_KERNEL_S", "0"), ("KERNTUNE_TOTAL_S", "-5")):
+    monkeypatch.setenv(var, bad)
+    with pytest.raises(ValueError, match=f"{var} must be"): from_env()
+    monkeypatch.delenv(var)
   # KERNTUNE_BEAM: the beam's parameters, as tune-model's --strategy-args; a bad one is refused before anything is tuned
   monkeypatch.setenv("KERNTUNE_BEAM", '{"group_best": false}')
   assert from_env().strategy_args == {"group_best": False} and Tuner().strategy_args is None

@@ -124,6 +124,25 @@ def test_model_steps_wants_a_model_or_a_kfold(args, capsys, monkeypatch):
   with pytest.raises(SystemExit) as e: main(args)
   assert e.value.code == 2 and "models.steps: error:" in capsys.readouterr().err
 
+@pytest.mark.parametrize("cli,args,flag", [
+  ("search.cli", ["--kernel", "softmax", "--device", "CPU", "--budget", "-3"], "--budget"),
+  ("search.cli", ["--kernel", "softmax", "--device", "CPU", "--time-budget", "0"], "--time-budget"),
+  ("search.cli", ["--kernel", "softmax", "--device", "CPU", "--workers", "-1"], "--workers"),
+  ("search.tune_model", ["x.onnx", "--time-budget", "nan"], "--time-budget"),
+  ("search.tune_model", ["x.onnx", "--runs", "0"], "--runs"),
+  ("dataset.generate", ["--kernels", "softmax", "--workers", "-1"], "--workers"),
+  ("dataset.generate", ["--kernels", "softmax", "--time-budget", "-5"], "--time-budget"),
+  ("dataset.generate", ["--kernels", "softmax", "--samples-per-kernel", "x"], "--samples-per-kernel"),
+  ("models.train", ["dataset/data/cpu.sqlite", "--folds", "1"], "--folds"),
+])
+def test_a_number_out_of_range_is_a_usage_error_before_any_work(cli, args, flag, capsys, monkeypatch):
+  # a negative budget searched as if none were given, a negative --workers crashed generate-dataset with a traceback
+  import importlib
+  monkeypatch.chdir(ROOT)
+  with pytest.raises(SystemExit) as e: importlib.import_module(cli).main(args)
+  err = capsys.readouterr().err.strip().splitlines()
+  assert e.value.code == 2 and f"argument {flag}:" in err[-1] and ("must be" in err[-1] or "not an integer" in err[-1]), err
+
 def test_cannot_write(tmp_path):
   from dataset.paths import cannot_write
   assert cannot_write(tmp_path / "new" / "dir" / "f.txt") is None and (tmp_path / "new" / "dir").is_dir()
