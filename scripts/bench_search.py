@@ -2,7 +2,9 @@
 beam, MCTS and pure-model, and torch (cuDNN/cuBLAS) for the same op; per strategy the search wall time and compiled and timed
 candidates. An op's time is the sum of its kernels' times. The cost model must not have seen these kernels:
   python scripts/bench_search.py --print-keys CUDA > results/suite_keys.txt      # no GPU needed
-  train-cost-model dataset/data/cuda.sqlite --exclude-keys results/suite_keys.txt --out models/cost_model_sm_90_nosuite.txt
+  train-cost-model dataset/data/cuda.sqlite --with dataset/data/cuda_h100.sqlite.gz --params models/cost_model_sm_90.json --no-check \
+    --blend 0.7 --threads 2 --mask opts --exclude-keys results/suite_keys.txt --out models/cost_model_sm_90_nosuite.txt
+  (the shipped model's recipe less the suite's kernels; its ranker parameters are the shipped model's, from a study that saw them)
   python scripts/bench_search.py --model models/cost_model_sm_90_nosuite.txt --out results   (on the GPU host)
 A regression run of the learned search alone takes BEAM's answers and seconds from an earlier run on the same kind of card:
   ... --strategies hand-coded,beam2,learned-beam --beam-from results/search_bench_h200_rerun.json"""

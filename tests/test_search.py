@@ -1012,6 +1012,17 @@ def test_first_effort_follows_the_share_and_a_narrow_descent_scores_fewer():
   narrow = Beam().descend(Context(scheduler(k.ast, CPU), None, score, descent_width=1))[1]
   assert 0 < len(narrow) < len(wide)
 
+def test_the_no_suite_model_never_saw_a_suite_kernel_and_is_the_shipped_recipe():
+  # the suite benchmark's model: every suite kernel's rows left out (its AST keys on CUDA, built offline), otherwise trained as the
+  # shipped sm_90 model is (same stores, blend, masked columns): a stale recipe made the suite's reruns measure a model not shipped
+  import importlib.util
+  spec = importlib.util.spec_from_file_location("bench_search_script", ROOT / "scripts" / "bench_search.py")
+  bs = importlib.util.module_from_spec(spec); spec.loader.exec_module(bs)
+  ns, sh = (json.loads((ROOT / "models" / f"cost_model_sm_90{n}.json").read_text()) for n in ("_nosuite", ""))
+  assert bs.suite_keys("CUDA") <= set(ns["dataset"]["excluded_keys_in_dataset"])
+  assert ns["dataset"]["with"] == sh["dataset"]["with"] and ns["dataset"]["shards"] == sh["dataset"]["shards"]
+  assert ns["blend"]["weight"] == sh["blend"]["weight"] and ns["masked_features"] == sh["masked_features"]
+
 def test_bench_search_takes_beam_answers_from_an_earlier_run(tmp_path):
   # --beam-from: BEAM's picks and seconds from an earlier run's JSON are timed, checked and re-timed, not searched again; a run on
   # another device, or picks that no longer apply to the op's kernels, are a one-line error before anything runs
