@@ -24,3 +24,12 @@ def _held_up():
   os._exit(_status[0])
 
 def pytest_unconfigure(config): threading.Thread(target=_held_up, daemon=True, name="kerntune-exit-watchdog").start()
+
+def script(name:str):
+  """scripts/NAME.py as a module (scripts/ is no package; its own imports of one another resolve)."""
+  import importlib.util
+  root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+  if root not in sys.path: sys.path.insert(0, root)
+  spec = importlib.util.spec_from_file_location(f"{name}_script", os.path.join(root, f"{name}.py"))
+  mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+  return mod

@@ -3,6 +3,7 @@ import json, math, random, subprocess, sys, time
 from pathlib import Path
 import numpy as np
 import pytest
+from conftest import script
 from tinygrad import Tensor
 from tinygrad.uop.ops import Ops
 from tinygrad.engine.realize import compile_linear
@@ -1015,9 +1016,7 @@ def test_first_effort_follows_the_share_and_a_narrow_descent_scores_fewer():
 def test_the_no_suite_model_never_saw_a_suite_kernel_and_is_the_shipped_recipe():
   # the suite benchmark's model: every suite kernel's rows left out (its AST keys on CUDA, built offline), otherwise trained as the
   # shipped sm_90 model is (same stores, blend, masked columns): a stale recipe made the suite's reruns measure a model not shipped
-  import importlib.util
-  spec = importlib.util.spec_from_file_location("bench_search_script", ROOT / "scripts" / "bench_search.py")
-  bs = importlib.util.module_from_spec(spec); spec.loader.exec_module(bs)
+  bs = script("bench_search")
   ns, sh = (json.loads((ROOT / "models" / f"cost_model_sm_90{n}.json").read_text()) for n in ("_nosuite", ""))
   assert bs.suite_keys("CUDA") <= set(ns["dataset"]["excluded_keys_in_dataset"])
   assert ns["dataset"]["with"] == sh["dataset"]["with"] and ns["dataset"]["shards"] == sh["dataset"]["shards"]
@@ -1026,10 +1025,8 @@ def test_the_no_suite_model_never_saw_a_suite_kernel_and_is_the_shipped_recipe()
 def test_bench_search_takes_beam_answers_from_an_earlier_run(tmp_path):
   # --beam-from: BEAM's picks and seconds from an earlier run's JSON are timed, checked and re-timed, not searched again; a run on
   # another device, or picks that no longer apply to the op's kernels, are a one-line error before anything runs
-  import importlib.util
   from dataset.device import device_info
-  spec = importlib.util.spec_from_file_location("bench_search_script", ROOT / "scripts" / "bench_search.py")
-  bs = importlib.util.module_from_spec(spec); spec.loader.exec_module(bs)
+  bs = script("bench_search")
   op = "gemm:m=32:k=64:n=32:fp32"
   hand = opts_to_json(hand_coded(scheduler(_kernel(op).ast, CPU)))
   dev = "{} ({})".format(*device_info("CPU")[:2])

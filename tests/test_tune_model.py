@@ -4,6 +4,7 @@ import argparse, json, subprocess, sys
 from pathlib import Path
 import numpy as np
 import pytest
+from conftest import script
 import torch
 import torch.nn as nn
 import search.beam_compare as BC, search.schedule as SC
@@ -324,9 +325,7 @@ def test_phases_reports_what_later_rounds_bought(tmp_path):
 def test_bench_models_merge_records_the_hosts_cpu_probe(tmp_path):
   """bench_models' models.json holds each model's report and this host's CPU probe (dataset.device.host_probe): BEAM=2's seconds may
   come from another call's host, and a tuning share across two hosts says how comparable they were only beside it."""
-  import importlib.util
-  spec = importlib.util.spec_from_file_location("bench_models_script", "scripts/bench_models.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  mod = script("bench_models")
   (cache := tmp_path / "cache").mkdir()
   (cache / "m1.error.json").write_text(json.dumps({"model": "m1", "error": "BEAM=2 cut off", "device": "CPU"}))
   from dataset.device import host_probe

@@ -4,6 +4,7 @@ search starts from)."""
 import gzip, json, shutil, sqlite3, time
 from pathlib import Path
 import pytest
+from conftest import script
 from dataset import unseen as bench_unseen
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,10 +83,9 @@ def test_a_fresh_split_is_new_and_held_out():
 @pytest.mark.slow   # 30 s of CPU searches: CI's slow step runs it, the default run stays under 8 minutes on 2 cores
 def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the_spread(tmp_path, monkeypatch):
   # a long benchmark run never dies on one op: the crash is written down (a resumed run tries it again) and the next op is measured
-  import importlib.util, json, sys
+  import json
   import search.cli
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  mod = script("bench_unseen")
   real, params, models = search.cli.search_kernels, [], []
   def flaky(*a, **kw):
     if a[0][0].name.startswith("gelu_bias"): raise KeyError("a search bug")
@@ -119,10 +119,9 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the
 def test_together_searches_several_configurations_kernels_at_once(tmp_path, monkeypatch):
   # --together 2: two configurations' kernels in one interleaved learned search (as tune-model searches a model's), each kernel with
   # its own answer, verified and re-timed beside BEAM=2's; the kernels' seconds share the search's wall evenly
-  import importlib.util, json, sys
+  import json
   import search.cli
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  mod = script("bench_unseen")
   real, calls = search.cli.search_kernels, []
   def spy(*a, **kw): calls.append((a[2], [k.name for k in a[0]])); return real(*a, **kw)
   monkeypatch.setattr(search.cli, "search_kernels", spy)
@@ -148,10 +147,8 @@ def test_wide_splits_draw_new_shapes_and_leave_earlier_splits_alone():
   assert any(":seq=77:" in s or ":l=1500:" in s or ":h=35:" in s for s in wide)
 
 def test_a_wide_splits_kernel_the_training_data_held_is_skipped_not_refused(tmp_path, monkeypatch, capsys):
-  import importlib.util, sys
   import dataset.corpus
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  mod = script("bench_unseen")
   events, split = [], bench_unseen.WIDE
   monkeypatch.setattr(mod, "beam_search", lambda a, k, *rest: events.append(k.key))
   monkeypatch.setattr(mod, "measure_op", lambda a, oi, spec, kernels, *rest: events.append(oi))
@@ -167,9 +164,8 @@ def test_a_wide_splits_kernel_the_training_data_held_is_skipped_not_refused(tmp_
 
 def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
   # splits share common kernels (split 2 holds 8 of split 1's): a split's figure is over kernels no other split evaluated
-  import importlib.util, json, sys
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  import json
+  mod = script("bench_unseen")
   with pytest.raises(SystemExit) as e: mod.main(["--split", "2", "--repeats", "0", "--out", str(tmp_path)])
   assert e.value.code == 2   # before any work
   for v in ('{"nope": 1}', '[{"k": 2}, {"k": 3}]', '{"model": "no/such/model.txt"}'):   # an unknown Beam parameter, more variants than runs, a missing model: before any work too
@@ -189,9 +185,7 @@ def test_a_fresh_split_skips_kernels_an_earlier_split_measured(tmp_path):
 
 def test_part_deals_configurations_round_robin(tmp_path, monkeypatch):
   # one GPU's share of a split (gpu_unseen.sh: --part I/N) is every N-th configuration, so the heavy family at the list's head spreads
-  import importlib.util, sys
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  mod = script("bench_unseen")
   got = []
   monkeypatch.setattr(mod, "measure_op", lambda a, oi, *rest: got.append(oi))
   assert mod.main(["--split", "3", "--range", "0:10", "--part", "1/3", "--device", "CPU", "--workers", "1", "--out", str(tmp_path), "--no-plot"]) == 0
@@ -203,9 +197,8 @@ def test_part_deals_configurations_round_robin(tmp_path, monkeypatch):
 def test_beam_first_searches_every_kernel_with_beam2_before_any_learned_search(tmp_path, monkeypatch):
   # --beam-first: each part's BEAM=2 searches all run before its learned ones, and the parts of one host meet at a barrier between the
   # phases, so that neither kind is timed while the other loads the host's cores
-  import importlib.util, json, sys
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  import json
+  mod = script("bench_unseen")
   events = []
   monkeypatch.setattr(mod, "beam_search", lambda a, k, *rest: events.append("beam"))
   monkeypatch.setattr(mod, "measure_op", lambda a, oi, *rest: events.append(oi))
@@ -232,9 +225,8 @@ def test_beam_first_searches_every_kernel_with_beam2_before_any_learned_search(t
 def test_rank_pairs_scores_the_learned_answer_against_beam2s(tmp_path, capsys):
   # bench_unseen --rank-pairs (offline, no GPU): per measured kernel where the two answers differ by 5% or more, whether the model
   # scores the faster one higher; a pair closer than that, or an unverified row, is left out
-  import importlib.util, json, sys
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  import json
+  mod = script("bench_unseen")
   rows = json.loads((ROOT / "results" / "unseen_s1.json").read_text())["kernels"]
   far = [e for e in rows if e["learned_us"] > 1.2*e["beam2_us"]][:2]
   near = {**far[0], "beam2_us": far[0]["learned_us"]*1.01}
@@ -251,15 +243,14 @@ def test_rank_pairs_scores_the_learned_answer_against_beam2s(tmp_path, capsys):
 @pytest.mark.slow   # model descents of three kernels: CI's slow step runs it
 def test_descent_tells_a_lost_first_batch_from_a_model_that_ranks_beam2s_config_low(tmp_path, capsys):
   # bench_unseen --descent (offline, no GPU): where a kernel is 1.2x or more behind BEAM=2, was BEAM=2's config in the first batch?
-  import importlib.util, json, sys
+  import json
   from dataset.corpus import parse_variant
   from dataset.device import renderer_for
   from dataset.kernel import kernel_asts, opts_to_json, scheduler
   from models.cost_model import CostModel
   from search.beam import Beam
   from search.context import Context
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  mod = script("bench_unseen")
   model = ROOT / "models" / "cost_model_sm_90.txt"
   far = [e for e in json.loads((ROOT / "results" / "unseen_s1.json").read_text())["kernels"] if e["learned_us"] > 1.2*e["beam2_us"]][:2]
   ren = renderer_for("CUDA", "sm_90", compiler=False)
@@ -279,9 +270,8 @@ def test_descent_tells_a_lost_first_batch_from_a_model_that_ranks_beam2s_config_
 
 def test_anytime_gives_the_answer_and_wall_had_a_search_stopped_after_n_timings(tmp_path):
   # what the rounds after the first batch buy and cost, from a split's measured trajectories (timings, seconds, best so far)
-  import importlib.util, json, sys
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  import json
+  mod = script("bench_unseen")
   traj = [[i + 1, 0.5*(i + 1), 2e-6 if i < 9 else 1e-6] for i in range(20)]   # halves its time at the 10th timing
   e = {"verified": True, "trajectory": traj, "learned_us": 1.0, "beam2_us": 1.0, "learned_s": 11.0, "beam2_s": 50.0}
   (tmp_path / "unseen_s9.json").write_text(json.dumps({"kernels": [e]}))
@@ -296,9 +286,7 @@ def test_anytime_gives_the_answer_and_wall_had_a_search_stopped_after_n_timings(
 
 def test_summary_gives_each_runs_geomean_worst_and_count_over_1_2x():
   # --repeats: the spread between runs, per run, as the README's table reports it; none where a run of a kernel failed its check
-  import importlib.util, sys
-  spec = importlib.util.spec_from_file_location("bench_unseen_script", "scripts/bench_unseen.py")
-  mod = importlib.util.module_from_spec(spec); sys.path.insert(0, "scripts"); spec.loader.exec_module(mod)
+  mod = script("bench_unseen")
   run = lambda us, s=1.0: {"us": us, "s": s, "verified": True}
   ks = [{"verified": True, "learned_us": 10.0, "beam2_us": 10.0, "learned_s": 1.0, "beam2_s": 10.0, "hand_us": 20.0, "repeats": [run(10.0), run(13.0)]},
         {"verified": True, "learned_us": 25.0, "beam2_us": 20.0, "learned_s": 1.0, "beam2_s": 10.0, "hand_us": 40.0, "repeats": [run(25.0), run(20.0, 3.0)]}]
