@@ -520,40 +520,47 @@ def test_a_workloads_kernels_are_searched_together_each_under_its_own_budget():
 
 @pytest.mark.slow   # ~8 s on 2 cores
 def test_kernels_whose_first_batch_is_ready_are_searched_while_another_descends(monkeypatch):
-  # interleave admits each kernel as its descent (in a pool worker) is done: a slow descent holds up no other kernel's rounds
+  # interleave admits each kernel as its descent (in a pool worker) is done: a slow descent holds up no other kernel's rounds, and
+  # each answer is verified as its own search ends. Kernel 2's descent is handed over only once kernels 0 and 1 are verified: a
+  # scheduler that waited on it, or verified only at the end, would never get there (the hand-over gives up after 120 s and the test fails)
   import concurrent.futures, threading
   import search.strategies as strategies
   from models.cost_model import CostModel
   from search.cli import search_kernels
   kernels = [_kernel("gemm:m=32:k=64:n=32:fp32"), _kernel("gemm:m=64:k=32:n=64:fp32"), _kernel("gemm:m=16:k=16:n=16:fp32")]
-  steps, held = [], {}
-  class Held(strategies.Preparing):   # kernel 2's descent finishes in its worker, but is handed over only after 2 rounds of the others
+  events, held, others_done = [], {}, threading.Event()
+  def hand_over():
+    held["in_time"] = others_done.wait(120)
+    held["fut"].set_result(held["real"].result())
+  class Held(strategies.Preparing):
     def __init__(self, strat, ctxs):
       super().__init__(strat, ctxs)
       assert 2 in self.futs, "the descents did not go to the pool"
       held["real"], held["ctx"], self.futs[2] = self.futs[2], ctxs[2], concurrent.futures.Future()
       held["fut"] = self.futs[2]
+      threading.Thread(target=hand_over, daemon=True).start()
   real_step = strategies.Beam.step
   def step(self, ctx):
-    steps.append(ctx is held["ctx"])
-    if steps.count(False) == 2 and not held.get("set"):
-      held["set"] = True
-      threading.Thread(target=lambda: held["fut"].set_result(held["real"].result())).start()
+    events.append(("step", ctx is held["ctx"]))
     return real_step(self, ctx)
   monkeypatch.setattr(strategies, "Preparing", Held)
   monkeypatch.setattr(strategies.Beam, "step", step)
   score = CostModel.load(ROOT / "models" / "cost_model_cpu.txt").scorer()
   import search.api as api
-  events, real_finish = [], api.finish
-  monkeypatch.setattr(api, "finish", lambda c, *a: (events.append(("verify", c.measurer.kernel.key)), real_finish(c, *a))[1])
+  real_finish = api.finish
+  def finish(c, *a):
+    events.append(("verify", c.measurer.kernel.key))
+    if all(("verify", k.key) in events for k in kernels[:2]): others_done.set()
+    return real_finish(c, *a)
+  monkeypatch.setattr(api, "finish", finish)
   found = search_kernels(kernels, "CPU", "beam", Budget(measurements=6), score, 0, 2, lambda m: events.append(("timed", m.kernel.key)),
                          k=2, seed_picks=4)
-  assert steps[:2] == [False, False] and True in steps   # the others' rounds first, then the held kernel's
+  assert held["in_time"], "kernels 0 and 1 were not verified while kernel 2 still descended"
   for o, m in found: assert o.verified and m.timed >= 2 and o.search_s == found[0][0].search_s; m.close()
-  # each kernel's answer is verified as its search ends: the first two while the held kernel still searches
-  held = events[:events.index(("verify", kernels[2].key))]
-  last = max(i for i, e in enumerate(held) if e == ("timed", kernels[2].key))
-  assert all(events.index(("verify", k.key)) < last for k in kernels[:2]), events
+  first_held = events.index(("step", True))
+  assert events[:first_held].count(("step", False)) >= 2   # the others' rounds first, then the held kernel's
+  assert all(events.index(("verify", k.key)) < first_held for k in kernels[:2]), events
+  assert ("verify", kernels[2].key) in events[first_held:]
   from search.first_batches import Preparing
   assert Preparing(strategies.Beam(), []).wait() == []   # nothing to prepare (tune-model with every kernel cached)
 
