@@ -66,6 +66,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                   "the rows chosen at random and by active learning (models.learning_curve), written to --results; no model is written")
   ap.add_argument("--fractions", default=",".join(f"{f:g}" for f in lc.FRACTIONS), help="--learning-curve: shares of each training "
                   "kernel's rows, comma-separated, in (0, 1] (default %(default)s)")
+  ap.add_argument("--against", choices=lc.AGAINST, default="active", help="--learning-curve: random rows of every kernel against "
+                  "active learning's rows, or against every row of fewer kernels (kernels: what more kernels buy) (default %(default)s)")
   ap.add_argument("--committee", type=int, default=lc.COMMITTEE, help="--learning-curve: rankers in the active learner's committee (default %(default)s)")
   ap.add_argument("--results", default="results", help="where --evaluate (--learning-curve) writes NAME.json, NAME.md and the plots")
   ap.add_argument("--results-name", default=None, help="default: cost_model (learning_curve) for CUDA, cost_model_cpu (learning_curve_cpu) for the CPU")

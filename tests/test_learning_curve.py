@@ -87,3 +87,26 @@ def test_cli_refuses_an_unwritable_results_path_first(tmp_path, capsys):
   assert len(err.splitlines()) == 1 and "not a directory" in err
   with pytest.raises(SystemExit) as e: train_main([str(CPU_DATA), "--learning-curve", "--fractions", "0,0.5"])
   assert e.value.code == 2
+
+def test_kernels_arm_takes_every_row_of_a_nested_share_of_the_training_kernels(ds, tmp_path):
+  trace: list = []
+  res = learning_curve(ds, FRACTIONS, folds=3, seeds=[0], threads=1, params=SMALL, trace=trace, against="kernels")
+  assert set(res["curve"]) == {"random", "kernels"} and [p["fraction"] for p in res["paired"]] == [0.1, 0.3]
+  sel = [x for x in trace if x["strategy"] == "kernels"]
+  assert {x["fraction"] for x in sel} == {0.1, 0.3} and not any(x["strategy"] == "round" for x in trace)
+  for fold in range(3):
+    got = {}
+    for x in (x for x in sel if x["fold"] == fold):
+      rows, te = x["rows"], x["test"]
+      ks = set(ds.kernel[rows].tolist())
+      train_ks = set(ds.kernel[~te].tolist())
+      assert not te[rows].any() and ks <= train_ks and len(ks) == int(np.ceil(x["fraction"]*len(train_ks) - 1e-9))
+      assert sorted(rows.tolist()) == np.flatnonzero(np.isin(ds.kernel, list(ks)) & ~te).tolist()   # every row of those kernels
+      got[x["fraction"]] = ks
+    assert got[0.1] < got[0.3]   # nested
+  out = tmp_path / "res"
+  assert train_main([str(CPU_DATA), "--learning-curve", "--against", "kernels", "--fractions", "0.3,1", "--folds", "2", "--seeds", "1",
+                     "--threads", "1", "--results", str(out), "--quiet"]) == 0
+  r = json.loads((out / "learning_curve_kernels_cpu.json").read_text())
+  assert r["protocol"]["against"] == "kernels" and set(r["curve"]) == {"random", "kernels"}
+  assert "| kernels |" in (out / "learning_curve_kernels_cpu.md").read_text()
