@@ -21,13 +21,33 @@ EXTENDED: list[Opt] = ACTIONS + [a for a in [Opt(OptOps.PADTO, ax, amt) for amt 
 ACTION_SETS: dict[str, list[Opt]] = {"default": ACTIONS, "extended": EXTENDED}
 MAX_UPCAST, MAX_LOCAL = 256, 1024   # get_kernel_actions' BEAM_UPCAST_MAX / BEAM_LOCAL_MAX defaults
 
+def _sizes(k:Scheduler) -> tuple[int, int, int]:
+  """(upcast and unroll product, local product, a tensor core's own upcast): what the size limits count."""
+  tc = getattr(k, "tensor_core", None)
+  return (prod(s for s, t in zip(k.full_shape, k.axis_types) if t in (AxisType.UPCAST, AxisType.UNROLL)),
+          prod(s for s, t in zip(k.full_shape, k.axis_types) if t in (AxisType.WARP, AxisType.LOCAL, AxisType.GROUP_REDUCE)),
+          prod(tc.dims)//tc.threads if tc is not None else 1)
+
 def within_limits(k:Scheduler) -> bool:
   """The size limits get_kernel_actions puts on BEAM's children."""
-  tc = getattr(k, "tensor_core", None)
-  tc_up = prod(tc.dims)//tc.threads if tc is not None else 1
-  up = prod(s for s, t in zip(k.full_shape, k.axis_types) if t in (AxisType.UPCAST, AxisType.UNROLL))
-  lcl = prod(s for s, t in zip(k.full_shape, k.axis_types) if t in (AxisType.WARP, AxisType.LOCAL, AxisType.GROUP_REDUCE))
+  up, lcl, tc_up = _sizes(k)
   return up//tc_up <= MAX_UPCAST and lcl <= MAX_LOCAL
+
+_UPS, _LOCALS = (OptOps.UPCAST, OptOps.UNROLL), (OptOps.LOCAL, OptOps.GROUP, OptOps.GROUPTOP)
+_SPLITS = _UPS + _LOCALS
+def _cannot(k:Scheduler, a:Opt, sizes:tuple[int, int, int]) -> bool:
+  """Whether try_apply(k, a) is None for sure, known without applying it (a copy and tinygrad's checks, ~20 us): THREAD needs a
+  renderer with threads; a split by a set amount needs an axis to split that the amount divides (tinygrad's last check, so any
+  other failing check fails it too), and adds an axis of that size to the products the size limits count (the axis it splits is of
+  another type). Most of a parent's ~190 actions fail, and an upcast past the limits cost a whole split (~0.3 ms) before it was
+  refused."""
+  if a.op is OptOps.THREAD: return not k.ren.has_threads
+  if a.op not in _SPLITS or not isinstance(a.arg, int) or a.arg <= 0: return False
+  try: size = k.full_shape[k.real_axis(a.op, a.axis)]
+  except (KernelOptError, IndexError): return True
+  if isinstance(size, int) and size % a.arg: return True
+  up, lcl, tc_up = sizes
+  return (a.op in _UPS and up*a.arg//tc_up > MAX_UPCAST) or (a.op in _LOCALS and lcl*a.arg > MAX_LOCAL)
 
 def _range_id(k:Scheduler, opt:Opt) -> int|None:
   try: return k.rngs[k.real_axis(opt.op, opt.axis)].arg[0]
@@ -66,9 +86,9 @@ def replay(base:Scheduler, opts, limits:bool=False) -> Scheduler|None:
 def children(k:Scheduler, actions:list[Opt]=ACTIONS) -> list[tuple[Opt, Scheduler]]:
   """Every valid child of `k` under BEAM's size limits, one per distinct resulting kernel (different actions often give the same
   scheduled AST: UPCAST of the whole axis by its size and by 0, say)."""
-  out, seen = [], {k.ast.key}
+  out, seen, sizes = [], {k.ast.key}, _sizes(k)
   for a in actions:
-    if (k2 := try_apply(k, a)) is not None and k2.ast.key not in seen:
+    if not _cannot(k, a, sizes) and (k2 := try_apply(k, a)) is not None and k2.ast.key not in seen:
       seen.add(k2.ast.key)
       out.append((a, k2))
   return out

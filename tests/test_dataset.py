@@ -110,6 +110,28 @@ def test_rooted_copies_keep_ranges_that_match_a_plain_scheduler():
           swapped += 1
   assert checked >= 40 and swapped >= 100, (checked, swapped)
 
+def test_children_skip_only_actions_that_would_fail_or_break_the_limits():
+  # children() refuses some actions before applying them (dataset.sampler._cannot): the children must be exactly those of applying
+  # every action, on random parents of both renderers, padded, tensor-core and over-the-limit parents (replayed without limits) too
+  from dataset.sampler import try_apply, EXTENDED, _cannot, _sizes
+  asts = [kernel_asts(*parse_variant(v).build("CPU"))[0] for v in ("conv2d:n=2:c=8:h=12:w=12:k=16:ks=3:stride=1:padding=1:fp32",
+          "gemm:m=49:k=64:n=197:fp16", "gemm:m=512:k=512:n=512:fp32")]
+  rng, skipped, compared = random.Random(1), 0, 0
+  for ast in asts:
+    for ren in (CPU, renderer_for("CUDA", "sm_90", compiler=False)):
+      base = scheduler(ast, ren)
+      for _ in range(12):
+        k = base
+        for _ in range(rng.randrange(0, 6)):
+          k = try_apply(k, rng.choice(EXTENDED if rng.random() < 0.5 else ACTIONS), limits=False) or k
+        for acts in (ACTIONS, EXTENDED):
+          plain, seen = [], {k.ast.key}
+          for a in acts:
+            if (k2 := try_apply(k, a)) is not None and k2.ast.key not in seen: seen.add(k2.ast.key); plain.append((a, k2.ast.key))
+          assert [(a, c.ast.key) for a, c in children(k, acts)] == plain
+          skipped += sum(_cannot(k, a, _sizes(k)) for a in acts); compared += 1
+  assert compared == 144 and skipped > 1000, skipped
+
 def test_neighbours_change_one_amount_or_leave_one_opt_out():
   from dataset.sampler import neighbors
   base = scheduler(kernel_asts(*parse_variant("conv2d:n=1:c=8:h=8:w=8:k=16:ks=3:stride=1:padding=1:fp32").build("CPU"))[0], CPU)
