@@ -144,10 +144,9 @@ def learning_curve(ds:Dataset, fractions:tuple[float, ...]|list[float]=FRACTIONS
         if trace is not None: trace.append({"seed": seed, "fold": i, "strategy": "round", "before": before, "picked": got, "train": tr, "test": te})
       if against == "kernels":
         perm = rng.permutation(len(order))
-        for f in fractions:
-          if f < 1: record("kernels", f, kernel_share(order, perm, f))
-        continue
-      for f, rows in active_run(Xa, t, kern, order, fractions, seed, threads, params, committee, on_round=on_round): record("active", f, rows)
+        for f in (f for f in fractions if f < 1): record("kernels", f, kernel_share(order, perm, f))
+      else:
+        for f, rows in active_run(Xa, t, kern, order, fractions, seed, threads, params, committee, on_round=on_round): record("active", f, rows)
   curve = {s: [{"fraction": f, "rows": _spread([r["rows"] for r in v]), **{m: _spread([r[m] for r in v]) for m in METRICS}}
                for f, v in runs[s].items()] for s in runs}
   paired = []
