@@ -63,21 +63,31 @@ class CostModel:
   def props(self) -> dict: return self.meta["device_props"]
 
   # *** scoring: higher = predicted faster. Scores compare configs of one kernel; across kernels they mean nothing ***
-  def score(self, X:np.ndarray) -> np.ndarray:
+  def score(self, X:np.ndarray) -> np.ndarray: return self.opinions(X)[0]
+  def opinions(self, X:np.ndarray) -> tuple[np.ndarray, np.ndarray|None]:
+    """The model's scores and a second opinion: a blend's MLP alone, in the blend's units (None where it is no blend)."""
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[1] != len(FEATURES): raise ValueError(f"expected a (n, {len(FEATURES)}) feature matrix, got {X.shape}")
     if masked := self.meta.get("masked_features"): X = mask_columns(X, masked)   # trained with them at 0 (train-cost-model --mask)
     Xa = augment(X, self.resource_model)
-    return self.blend.predict(Xa) if self.blend is not None else self.ranker.predict(Xa)
+    if self.blend is None: return self.ranker.predict(Xa), None
+    parts = self.blend.parts(Xa)
+    return parts["blend"], parts["mlp"]/self.blend.scales[1]
   def score_schedulers(self, ks:list[Scheduler], props:dict|None=None, compile_penalty:bool=False) -> np.ndarray:
     """Candidates as Schedulers with their opts applied. `props`: the device's properties (default: those it was trained with).
     compile_penalty: less models.compile_cost.penalty of their predicted compile seconds (if the model has a compile model)."""
-    if not ks: return np.zeros(0)
+    return self.score_pair(ks, props, compile_penalty)[0]
+  def score_pair(self, ks:list[Scheduler], props:dict|None=None, compile_penalty:bool=False) -> tuple[np.ndarray, np.ndarray|None]:
+    """score_schedulers' scores and opinions' second opinion of the same candidates. The second opinion takes no compile penalty:
+    on the unseen splits it alone ranks BEAM=2's picks of strided convs high, and with the penalty it ranks them as low as the
+    blend (split 43's 1.43x conv: 3rd of 503 configs, 169th with it; results/logs/ranker_limits/all_ranks.txt)."""
+    if not ks: return np.zeros(0), None
     X = np.stack([featurize(k, self.props if props is None else props) for k in ks])
-    s = self.score(X)
+    s, alt = self.opinions(X)
     if compile_penalty and self.compile_model is not None:
-      s = s - self.penalty_unit*penalty(self.compile_model.predict_log_time(X), *self.penalty_params)
-    return s
+      pen = self.penalty_unit*penalty(self.compile_model.predict_log_time(X), *self.penalty_params)
+      s = s - pen
+    return s, alt
   @property
   def penalty_params(self) -> tuple[float, float]:
     """(cap_s, weight) of the compile penalty: what the model's metadata records with its compile model, so that a model file
@@ -187,6 +197,8 @@ class Scorer:
     self.model, self.props, self.compile_penalty = model, props, compile_penalty
   def __call__(self, ks) -> np.ndarray:
     with one_blas_thread(): return self.model.score_schedulers(list(ks), self.props, self.compile_penalty)
+  def pair(self, ks) -> tuple[np.ndarray, np.ndarray|None]:   # the scores and CostModel.score_pair's second opinion
+    with one_blas_thread(): return self.model.score_pair(list(ks), self.props, self.compile_penalty)
   def portable(self) -> bool: return self.model.path is not None   # can score in another process (search's compile pool)
   def __getstate__(self) -> dict:
     if self.model.path is None: raise TypeError("a cost model that was not loaded from a file cannot be sent to another process")

@@ -212,8 +212,8 @@ def measure_op(a, oi:int, spec:str, kernels:list, device:str, scorer, beam:dict,
                     "learned_search_us": o.time_s*1e6, "marks": m.marks, "learned_opts": opts_to_json(o.opts), "beam2_opts": b["opts"],
                     "trajectory": o.trajectory, "phases": {"compile_wait_s": round(m.compile_s, 3), "timing_s": round(m.time_s, 3), "reference_s": round(m.reference_s, 3),
                                                            "after_search_s": round(wall - m.marks.get("verify", wall), 3)},
-                    "repeats": [{"s": round(t, 3), "timed": x.timed, "compiled": x.compiled, "wait_s": round(mx.compile_s, 3), "verified": x.verified}
-                                for x, mx, t, _ in reps],
+                    "repeats": [{"s": round(t, 3), "timed": x.timed, "compiled": x.compiled, "wait_s": round(mx.compile_s, 3), "verified": x.verified,
+                                 "opts": opts_to_json(x.opts)} for x, mx, t, _ in reps],   # each run's answer: what an A/B's runs chose
                     **({"together_wall_s": round(wall, 3)} if learned else {})})
     print(f"{k.name}: learned {o.time_s*1e6:.1f} us in {learned_s:.1f} s ({o.timed} timed); BEAM=2 {b['search_s']:.1f} s "
           f"({b['timed']} timed); hand {o.hand_time_s*1e6:.1f} us; {'verified' if o.verified else 'NOT VERIFIED: ' + str(o.check)}", flush=True)

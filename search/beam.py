@@ -10,7 +10,7 @@ from dataset.sampler import hand_coded, replay
 from search.measure import BudgetExhausted
 from search.adapt import Correction, kendall, shape_terms
 from search.picks import grouped, rank, round_robin, tensor_cores, with_tensor_cores
-from search.branches import with_group, with_tc_axis
+from search.branches import with_group, with_second_opinion, with_tc_axis
 from search.context import Context
 
 class _Joined:
@@ -27,9 +27,8 @@ class Beam:
   Round 0 (seed): a model-only descent (the best `descent_width` children per depth, until `descent_patience`+1 depths in a row
   bring no better score) proposes candidates; with ctx.history (configs measured fast on kernels of the same loop nest:
   dataset.history) it starts from the best `descent_width` of those (if there are as many) and goes `history_depths` deep, and
-  `history_picks` of them take places in the first batch;
-  tinygrad's hand-coded choice and the model's `seed_picks` best (its top pick of every depth first, then the best scores overall)
-  are timed together; a budget too small for two rounds is all spent in this one, and the search ends there (one_round). Later
+  `history_picks` of them take places in the first batch; tinygrad's hand-coded choice and the model's `seed_picks` best (its top
+  pick of every depth first, then the best scores overall) are timed together; a budget too small for two rounds is all spent in this one, and the search ends there (one_round). Later
   rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored, and `k` timed: each parent's
   best-scored child in turn, fastest parent first. A candidate whose compile straggles far behind its round's (Measurer.measure's
   cut) is not waited for: it joins the next round. Stops after `patience`+1 rounds in a row without a faster time, at max_depth
@@ -98,6 +97,9 @@ class Beam:
   # 33 and 34 (2 x H200): within the defaults' spread; on the six unseen networks no latency moved beyond two default calls' spread,
   # and every tuning took longer (results/networks_tc_branch.md): off
   tc_branch: bool = False
+  # the descent also expands each depth's best config by the model's second opinion (a blend's MLP alone), and the first batch
+  # times this many of its best by that opinion in place of the model's last picks (results/second_opinion.md): off
+  second_opinion: int = 0
   # its caller steps first a kernel whose round is compiled, not the first in turn (interleave, task_scheduler.schedule): on fresh
   # split 40 (one H200) 13.0%, 11.9% of BEAM=2's wall against 13.5%, 14.5%, at the same kernel times (results/ready_first.md): on
   ready_first: bool = True
@@ -115,17 +117,19 @@ class Beam:
       beam, depths = [o for o, _ in roots], self.history_depths
       seen.update(key for _, key in roots)
       if ctx.measurer is not None: ctx.measurer.prefetch(beam[:self.history_picks])   # the first batch's: compiling meanwhile
-    return self._descent(ctx, beam, seen, depths, ctx.measurer)
+    return self._descent(ctx, beam, seen, depths, ctx.measurer, ctx.alt)
 
-  def _descent(self, ctx:Context, beam:list, seen:set, depths:int, m) -> tuple[list, list]:
-    """descend's loop from `beam`; m: the measurer compiling the first batch's picks meanwhile (None: nothing prefetched)."""
+  def _descent(self, ctx:Context, beam:list, seen:set, depths:int, m, alt:dict|None=None) -> tuple[list, list]:
+    """descend's loop from `beam`; m: the measurer compiling the first batch's picks meanwhile (None: none); alt: see picks.rank."""
     picks, pool, best, stale, width = [], [], -math.inf, 0, ctx.descent_width or self.descent_width
     acts = ctx.actions if self.descent_swaps else [x for x in ctx.actions if x.op is not OptOps.SWAP]
     for _ in range(depths):
-      ranked, scores = rank(ctx.expand(beam, actions=acts).result(), seen)
+      ranked, scores = rank(ctx.expand(beam, actions=acts).result(), seen, alt=alt)
       if not ranked: break
       pool += zip(scores.tolist(), ranked)
       beam = [o for o, _ in ranked[:width]]
+      if alt is not None and self.second_opinion:   # and the rest's best by the second opinion, whose children it ranks too
+        beam += [o for _, o in sorted(((alt[key][0], o) for o, key in ranked[width:] if alt[key][0] is not None), key=lambda r: -r[0])[:1]]
       if scores[0] <= best:
         if (stale := stale + 1) > self.descent_patience: break
         continue
@@ -171,7 +175,7 @@ class Beam:
     for o, key in ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n] + pool:
       if len(seeds) >= n + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
-    seeds = with_group(self, ctx, with_tensor_cores(seeds, pool, n + 1), None, n + 1, pool)
+    seeds = with_group(self, ctx, with_tensor_cores(with_second_opinion(self, ctx, seeds, n + 1), pool, n + 1), None, n + 1, pool)
     return with_tc_axis(self, ctx, seeds, None, n + 1, pool)
 
   def _with_history(self, ctx:Context, batch:list) -> list:

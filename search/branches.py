@@ -28,6 +28,14 @@ def tc_candidates(beam, ctx:Context, pool:list=()) -> Cands:
   picks, _ = beam._descent(ctx, [roots[0][0]], {ctx.base.ast.key, roots[0][1]}, beam.max_depth, None)
   return picks[:1] + roots[:1]
 
+def with_second_opinion(beam, ctx:Context, seeds:list, size:int) -> list:
+  """The seeds with the beam's second_opinion best configs of its descent by the scorer's second opinion (ctx.alt) not among them."""
+  keys = {key for _, key in seeds}
+  mine = ((y, o, key) for key, (y, o) in ctx.alt.items() if key not in keys and y is not None)
+  for y, o, key in sorted(mine, key=lambda r: -r[0])[:beam.second_opinion][::-1]:
+    seeds = _with(ctx, seeds, (o, key), size)
+  return seeds
+
 def _with(ctx:Context, seeds:list, c, size:int) -> list:
   if c is None: return seeds
   if ctx.measurer is not None: ctx.measurer.prefetch([c[0]])

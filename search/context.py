@@ -13,7 +13,8 @@ from search.measure import Measurer
 from search.adapt import shape_terms
 
 Scorer = Callable[[list[Scheduler]], np.ndarray]   # higher = predicted faster; comparable within one kernel
-Scored = tuple[float, tuple[Opt, ...], bytes, tuple[float, ...]]   # (score, opts, AST key of the kernel they schedule, adapt.shape_terms)
+# (score, opts, AST key of the kernel they schedule, adapt.shape_terms, the scorer's second opinion: models.cost_model.Scorer.pair)
+Scored = tuple[float, tuple[Opt, ...], bytes, tuple[float, ...], float|None]
 
 # the Schedulers of the children scored last, by (kernel, opts): a descent's next parents are among them, and replaying a parent
 # from the root cost 13% of a dilated conv's descent (1.3 of 9.6 s, 33 parents 3-8 opts deep). A depth's children (4 parents',
@@ -31,7 +32,10 @@ def _scored(base:Scheduler, score:Scorer, actions:list[Opt], parent:tuple[Opt, .
   if not cands: return []
   if len(_KIDS) + len(cands) > KIDS_KEPT: _KIDS.clear()
   _KIDS.update(((base.ast.key, o), c) for o, c in cands)
-  return [(float(x), o, c.ast.key, shape_terms(c)) for x, (o, c) in zip(np.asarray(score([c for _, c in cands])), cands)]
+  ks = [c for _, c in cands]
+  sc, alt = score.pair(ks) if hasattr(score, "pair") else (score(ks), None)
+  alt = [None]*len(ks) if alt is None else np.asarray(alt).tolist()   # None: the scorer has no second opinion
+  return [(float(x), o, c.ast.key, shape_terms(c), y) for x, y, (o, c) in zip(np.asarray(sc), alt, cands)]
 
 def scored_children(args:tuple[bytes, str, Scorer, list[Opt], tuple[Opt, ...], bool]) -> list[Scored]:
   """_scored in a compile worker (AST blob, kernel key, scorer, actions, parent, near)."""
@@ -84,5 +88,6 @@ class Context:
   seed_picks: int|None = None      # the model's picks in this kernel's first batch, if not the beam's own (task_scheduler.first_effort)
   descent_width: int|None = None   # its model descent's width, if not the beam's own (likewise)
   again: bool = True               # a round after this one is expected (task_scheduler.schedule's again): worth guessing it ahead
+  alt: dict[bytes, tuple[float, tuple[Opt, ...]]] = field(default_factory=dict)   # the descent's configs by key: (second opinion, opts)
   def expand(self, parents:list[tuple[Opt, ...]], near:bool=False, alongside:int=1, actions:list[Opt]|None=None) -> Expansion:
     return Expansion(self, parents, near, alongside, actions)

@@ -6,16 +6,19 @@ from tinygrad.codegen.opt import Opt, OptOps
 from search.adapt import Correction
 from search.context import Scored
 
-def rank(rows:list[Scored], seen:set[bytes], fix:Correction|None=None, info:dict|None=None) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
+def rank(rows:list[Scored], seen:set[bytes], fix:Correction|None=None, info:dict|None=None,
+         alt:dict|None=None) -> tuple[list[tuple[tuple[Opt, ...], bytes]], np.ndarray]:
   """The children not seen before, one per distinct kernel (different actions often give the same one), best score first, and
   their sorted scores; marks them seen. fix: the kernel's online correction of the model's scores; info: where each child's model
-  score and shape terms are kept (opts -> (score, terms)), for the correction's next fit."""
+  score and shape terms are kept (opts -> (score, terms)), for the correction's next fit; alt: where their second opinions are
+  (key -> (second opinion, opts)), for Beam.second_opinion."""
   new: dict[bytes, Scored] = {}
   for r in rows:
     if r[2] not in seen and r[2] not in new: new[r[2]] = r
   seen.update(new)
   kept = list(new.values())
-  if info is not None: info.update((o, (sc, terms)) for sc, o, _, terms in kept)
+  if info is not None: info.update((o, (sc, terms)) for sc, o, _, terms, _ in kept)
+  if alt is not None: alt.update((key, (y, o)) for _, o, key, _, y in kept)
   sc = np.array([r[0] for r in kept], np.float64)
   if fix is not None and kept: sc = fix(sc, np.array([r[3] for r in kept], np.float64))
   order = np.argsort(-sc, kind="stable")

@@ -758,7 +758,7 @@ def test_a_later_round_times_the_fastest_configs_best_scored_neighbours(fixed_ti
   measured = set(m.times)
   b._next(ctx)
   batch = [o for o, _ in ctx.state["batch"]]
-  best_near = [o for _, o, _, _ in sorted(_scored(ctx.base, upcast_scorer, ctx.actions, fastest, near=True), key=lambda r: -r[0])
+  best_near = [o for _, o, *_ in sorted(_scored(ctx.base, upcast_scorer, ctx.actions, fastest, near=True), key=lambda r: -r[0])
                if o not in measured]
   assert best_near and len(batch) == 4 and best_near[0] in batch[2:]   # 2 children of the one parent, then 2 neighbours
   assert ctx.state["neared"] == {fastest}
@@ -908,6 +908,45 @@ def test_group_branch_times_the_models_best_grouped_reduction_and_expands_it_onc
     c.state.clear(); c.state.update(batch=None, measured=rest + [g], expanded=set(), neared=set(), seen={x[1] for x in kids}, late=[],
                                     expansion=None, info={}, fix=None, gap=0.0)
     assert Beam(k=2, near_k=0, group_branch=branch)._parents(c.state, c.state["measured"])[0][:2] == [rest[0][0], second]
+
+class TwoOpinions:   # a blend's stand-in: scores prefer upcasts, its second opinion (Scorer.pair) prefers locals
+  def __call__(self, ks): return upcast_scorer(ks)
+  def pair(self, ks):
+    return upcast_scorer(ks), np.array([float(sum(o.op.name == "LOCAL" for o in k.applied_opts)) - 0.01*len(k.applied_opts) for k in ks])
+
+def test_second_opinion_times_the_descents_best_configs_by_the_other_opinion():
+  # the MLP of the shipped blend ranks BEAM=2's pick of strided and grouped convs first where the blend ranks it past 100: with
+  # second_opinion the first batch holds the descent's best configs by that opinion, after the hand-coded one, in place of the
+  # model's last picks
+  from search.beam import Beam
+  k = kernel_asts(*parse_variant("gemm:m=64:k=256:n=64:fp32").build("CPU"))[0]
+  ctx = lambda: Context(scheduler(k, renderer_for("CUDA", "sm_90", compiler=False)), None, TwoOpinions(), random.Random(0))
+  p, c = ctx(), ctx()   # no grouped branch below: it would take the second place before them
+  plain, two = Beam(group_branch=False)._seed(p), Beam(group_branch=False, second_opinion=2)._seed(c)
+  assert set(p.alt) < set(c.alt)   # the descent also expanded each depth's best by the second opinion
+  mine = {key for _, key in plain}   # the model's picks are the same: the extra parents' children never outscore them here
+  best = sorted(((y, o, key) for key, (y, o) in c.alt.items() if key not in mine), key=lambda r: -r[0])[:2]
+  assert len(two) == len(plain) == Beam.seed_picks + 1 and two[0] == plain[0] and two[1:3] == [(o, key) for _, o, key in best]
+  assert all(y > c.alt[key][0] for y, _, _ in best for _, key in plain[-2:])   # the other opinion prefers them to the picks they replace
+  assert two[3:] == plain[1:-2]   # the model's last two picks made way
+  assert Beam(group_branch=False, second_opinion=0)._seed(ctx()) == plain and len(c.alt) > 100   # every config the descent scored has its opinion
+  # a scorer with no second opinion (a model that is no blend): the batch as without it
+  one = lambda: Context(scheduler(k, renderer_for("CUDA", "sm_90", compiler=False)), None, upcast_scorer, random.Random(0))
+  assert Beam(group_branch=False, second_opinion=2)._seed(one()) == Beam(group_branch=False)._seed(one()) == plain
+
+def test_a_blends_second_opinion_is_its_mlp_alone():
+  from tinygrad.codegen.opt import Opt, OptOps
+  from models.cost_model import CostModel, mask_columns
+  from models.features import featurize
+  from models.resources import augment
+  m = CostModel.load("models/cost_model_sm_90.txt")
+  base = scheduler(kernel_asts(*parse_variant("gemm:m=64:k=256:n=64:fp16").build("CPU"))[0], renderer_for("CUDA", "sm_90", compiler=False))
+  ks = [replay(base, o) for o in [(), (Opt(OptOps.UPCAST, 0, 4),), (Opt(OptOps.LOCAL, 0, 16),), (Opt(OptOps.UNROLL, 0, 4),)]]
+  s, alt = m.score_pair(ks, compile_penalty=True)
+  assert np.allclose(s, m.score_schedulers(ks, compile_penalty=True)) and not np.allclose(s, alt)
+  X = np.stack([featurize(k, m.props) for k in ks])
+  mlp = m.blend.parts(augment(mask_columns(X, m.meta["masked_features"]), m.resource_model))["mlp"]/m.blend.scales[1]
+  assert np.allclose(alt, mlp, atol=1e-5) and np.allclose(m.score_pair(ks)[1], mlp, atol=1e-5)   # no compile penalty on it
 
 def test_group_best_times_the_branchs_best_where_a_shallow_pick_groups_already():
   # a descent's depth-1 winner, a bare grouped action, is among its picks; with group_best the branch's best (descended past its

@@ -107,7 +107,7 @@ def test_an_op_that_crashes_is_recorded_and_the_run_goes_on_and_repeats_give_the
   assert f"; {len(res['crashed'][0]['keys'])} more crashed: gelu_bias" in (tmp_path / "unseen_s1.md").read_text()
   # --repeats 2: each kernel searched twice (seeds 0, 1), both picks re-timed beside BEAM=2's, the spread in the report
   assert all(len(e["repeats"]) == 2 and all(x["us"] > 0 and x["verified"] for x in e["repeats"]) for e in res["kernels"])
-  assert all(e["repeats"][0]["us"] == e["learned_us"] for e in res["kernels"])
+  assert all(e["repeats"][0]["us"] == e["learned_us"] and e["repeats"][0]["opts"] == e["learned_opts"] for e in res["kernels"])
   assert "2 runs of the learned search (seeds 0..1), geomean per run: " in (md := (tmp_path / "unseen_s1.md").read_text())
   # --variant: the last run's Beam parameters, the first run's the defaults; the report says which, with each run's wall. Each
   # kernel's runs start in turn at another (the second kernel with the variant's), so that no run is always a process's cold one

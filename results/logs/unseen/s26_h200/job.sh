@@ -44,8 +44,10 @@
 # runs 0 and 2 the defaults (Beam.early_compile on), 1 and 3 without it.
 # SPLIT=42 (49 kernels; one nvidia-h200; logs ../s42_h200/c1-c3): c1 `BEAM_ONLY=1 SPLIT=42 T=540` (26 picks), c2 `BEAM_ONLY=1 SPLIT=42 T=400` (the other
 # 23), c3 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=42 T=540`: four runs at the defaults.
+# c4 `CACHED=1 R=2 V='[{"second_opinion": 3}]' SPLIT=42 T=225`: run 1 with Beam.second_opinion (results/second_opinion.md).
 # SPLIT=43 (41 kernels; one nvidia-h200; logs ../s43_h200/c1-c2): c1 `BEAM_ONLY=1 SPLIT=43 T=540` (all 41 picks, 362 s), c2
 # `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=43 T=540`: four runs at the defaults.
+# c3 `CACHED=1 R=4 V='[{"second_opinion": 3}, {}, {"second_opinion": 3}]' SPLIT=43 T=540`: runs 1 and 3 with Beam.second_opinion.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
