@@ -85,8 +85,7 @@ class CostModel:
     X = np.stack([featurize(k, self.props if props is None else props) for k in ks])
     s, alt = self.opinions(X)
     if compile_penalty and self.compile_model is not None:
-      pen = self.penalty_unit*penalty(self.compile_model.predict_log_time(X), *self.penalty_params)
-      s = s - pen
+      s = s - self.penalty_unit*penalty(self.compile_model.predict_log_time(X), *self.penalty_params)
     return s, alt
   @property
   def penalty_params(self) -> tuple[float, float]:

@@ -28,16 +28,16 @@ class Beam:
   bring no better score) proposes candidates; with ctx.history (configs measured fast on kernels of the same loop nest:
   dataset.history) it starts from the best `descent_width` of those (if there are as many) and goes `history_depths` deep, and
   `history_picks` of them take places in the first batch; tinygrad's hand-coded choice and the model's `seed_picks` best (its top
-  pick of every depth first, then the best scores overall) are timed together; a budget too small for two rounds is all spent in this one, and the search ends there (one_round). Later
-  rounds: the `width` fastest measured configs not yet expanded are expanded, their children scored, and `k` timed: each parent's
-  best-scored child in turn, fastest parent first. A candidate whose compile straggles far behind its round's (Measurer.measure's
-  cut) is not waited for: it joins the next round. Stops after `patience`+1 rounds in a row without a faster time, at max_depth
-  rounds, or when the budget runs out. Adaptive (the default): the kernel's measurements decide the stop, and with `correct` they
-  re-rank later rounds' children (search.adapt.Correction). A first batch never ends the search on its own: that the model's
-  favourite is the fastest of the model's own picks says little (such stops left 3 unseen kernels 1.6-2x behind BEAM=2's). Where
-  the model's favourite measured unsure_gap slower than the fastest, rounds are of unsure_k and the search takes unsure_patience
-  stale rounds more; a round must better the best by min_gain to count. k=0 is pure-model mode: the top pick of every depth,
-  deepest first, is left to the final verification. Entries are (opts, AST key)."""
+  pick of every depth first, then the best scores overall) are timed together; a budget too small for two rounds is all spent in
+  this one, and the search ends there (one_round). Later rounds: the `width` fastest measured configs not yet expanded are expanded,
+  their children scored, and `k` timed: each parent's best-scored child in turn, fastest parent first. A candidate whose compile
+  straggles far behind its round's (Measurer.measure's cut) is not waited for: it joins the next round. Stops after `patience`+1
+  rounds in a row without a faster time, at max_depth rounds, or when the budget runs out. Adaptive (the default): the kernel's
+  measurements decide the stop, and with `correct` they re-rank later rounds' children (search.adapt.Correction). A first batch
+  never ends the search on its own: that the model's favourite is the fastest of the model's own picks says little (such stops left
+  3 unseen kernels 1.6-2x behind BEAM=2's). Where the model's favourite measured unsure_gap slower than the fastest, rounds are of
+  unsure_k and the search takes unsure_patience stale rounds more; a round must better the best by min_gain to count. k=0 is
+  pure-model mode: the top pick of every depth, deepest first, is left to the final verification. Entries are (opts, AST key)."""
   width: int = 4
   # a round's children: with its near_k neighbours, rounds are as large as they were with 6 children (7, 10 where unsure): a round
   # waits on its slowest compile, and compile times are heavy-tailed
@@ -128,8 +128,8 @@ class Beam:
       if not ranked: break
       pool += zip(scores.tolist(), ranked)
       beam = [o for o, _ in ranked[:width]]
-      if alt is not None and self.second_opinion:   # and the rest's best by the second opinion, whose children it ranks too
-        beam += [o for _, o in sorted(((alt[key][0], o) for o, key in ranked[width:] if alt[key][0] is not None), key=lambda r: -r[0])[:1]]
+      if alt is not None and self.second_opinion and (rest := [(alt[key][0], o) for o, key in ranked[width:] if alt[key][0] is not None]):
+        beam.append(max(rest, key=lambda r: r[0])[1])   # and the rest's best by the second opinion, whose children it ranks too
       if scores[0] <= best:
         if (stale := stale + 1) > self.descent_patience: break
         continue

@@ -32,7 +32,7 @@ def with_second_opinion(beam, ctx:Context, seeds:list, size:int) -> list:
   """The seeds with the beam's second_opinion best configs of its descent by the scorer's second opinion (ctx.alt) not among them."""
   keys = {key for _, key in seeds}
   mine = ((y, o, key) for key, (y, o) in ctx.alt.items() if key not in keys and y is not None)
-  for y, o, key in sorted(mine, key=lambda r: -r[0])[:beam.second_opinion][::-1]:
+  for _, o, key in sorted(mine, key=lambda r: -r[0])[:beam.second_opinion][::-1]:   # the best ends up first
     seeds = _with(ctx, seeds, (o, key), size)
   return seeds
 
