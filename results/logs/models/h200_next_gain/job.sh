@@ -10,12 +10,15 @@
 # ra (2026-12-02, logs ../../unseen/h200_ready_any/; a development use of two unseen networks): Beam.ready_any (removed since, git
 # show bdd210d:search/beam.py) against the defaults,
 # ORDER="ra def" SRC=results/unseen_models_cache_h200 NETS="llama_block_s512_fp16:0 mobilenet_v2_b1_fp32:0"
+# so (Beam.second_opinion=3, results/second_opinion.md) against the defaults on the two unseen networks it bears on, the one it
+# may help and the one nearest the 10% line: ORDER="so def" SRC=results/unseen_models_cache_h200 NETS="llama_block_s512_fp16:0 vit_b_16_b1_fp16:0"
 set -u
 for v in ${ORDER:-ng def}; do
   for nk in ${NETS:-resnet50_b1_fp32:27 gpt2_s512_fp32:11}; do
     n=${nk%%:*}; E=""; [ $v = ng ] && E="--next-gain ${G:-0.05} --budget $(( ${PK:-16} * ${nk##*:} ))"
     [ $v = ngoff ] && E="--next-gain ${G:-0.05} --later-share off"
     [ $v = ra ] && E='--strategy-args {"ready_any":true}'
+    [ $v = so ] && E='--strategy-args {"second_opinion":3}'
     GPUS=0 OUT=$OUT/$v.$n SRC=${SRC:-results/models_cache} FINAL= bash scripts/gpu_models.sh $n 200 30 "$E" > $OUT/$v.$n.log 2>&1
     grep -E "^latency|tune-model:" $OUT/$v.$n.log | cut -c1-220
   done
