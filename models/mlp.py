@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from models.mlp_forward import NumpyMLP
+from models.mlp_forward import SD_FLOOR, NumpyMLP, standardize
 
 class MLPRanker:
   name = "torch_mlp_listnet"
@@ -26,13 +26,13 @@ class MLPRanker:
     return nn.Sequential(*layers, nn.Linear(w, 1))
 
   def _norm(self, X:np.ndarray) -> torch.Tensor:
-    return torch.from_numpy(np.nan_to_num((np.asarray(X, np.float32) - self.mu)/self.sd, posinf=0.0, neginf=0.0))
+    return torch.from_numpy(standardize(X, self.mu, self.sd))
 
   def fit(self, X:np.ndarray, time_s:np.ndarray, kernel:np.ndarray) -> MLPRanker:
     if self.threads: torch.set_num_threads(self.threads)
     g = torch.Generator().manual_seed(self.seed)
     torch.manual_seed(self.seed)
-    self.mu, self.sd = X.mean(0).astype(np.float32), (X.std(0) + 1e-6).astype(np.float32)
+    self.mu, self.sd = X.mean(0).astype(np.float32), (X.std(0) + SD_FLOOR).astype(np.float32)
     Xn = self._norm(X)
     # padded per-kernel tensors: (kernels, max configs, features) with a mask
     ks = np.unique(kernel)

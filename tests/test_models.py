@@ -404,3 +404,18 @@ def test_train_with_another_cards_store_adds_its_kernels_as_groups_of_their_own(
   assert m.meta["dataset"]["with"] == [str(other)] and m.meta["dataset"]["rows"] == len(both) and m.meta["device"] == ds.device
   assert train_main([str(CPU_DATA), "--with", str(tmp_path / "nope.sqlite"), "--out", str(tmp_path / "w.txt"), "--quiet"]) == 2
   assert "nope.sqlite" in capsys.readouterr().err and not (tmp_path / "w.txt").exists()
+
+def test_a_column_constant_in_training_does_not_move_the_mlps_scores():
+  # a Llama block's fused gate/up GEMM has rel_loads_n 1 where every training row had 0: scaled by the std floor, it scored
+  # -8,562 against 2-5 for every other kernel's configs, and the blend ranked its first batch by that one column
+  from models.mlp import MLPRanker
+  rng = np.random.default_rng(0)
+  X = rng.normal(size=(60, 5)).astype(np.float32); X[:, 2] = 0.0   # column 2 is constant in training
+  t, kernel = np.exp(X[:, 0] - X[:, 1]).astype(np.float64), np.repeat(np.arange(6), 10)
+  m = MLPRanker(epochs=2, hidden=8, layers=2).fit(X, t, kernel)
+  off = X.copy(); off[:, 2] = 1.0
+  np_m = m.numpy_forward()
+  assert np.allclose(m.predict(off), m.predict(X)) and np.allclose(np_m.predict(off), np_m.predict(X))
+  assert np.allclose(np_m.predict(X), m.predict(X), atol=1e-5) and not np.allclose(m.predict(X[::-1]), m.predict(X))
+  moved = X.copy(); moved[:, 0] += 1.0   # a column that varied in training still counts
+  assert not np.allclose(np_m.predict(moved), np_m.predict(X))
