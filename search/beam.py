@@ -10,14 +10,8 @@ from dataset.sampler import hand_coded, replay
 from search.measure import BudgetExhausted
 from search.adapt import Correction, kendall, shape_terms
 from search.picks import grouped, rank, round_robin, tensor_cores, with_tensor_cores
-from search.branches import with_group, with_second_opinion, with_tc_axis
-from search.context import Context
-
-class _Joined:
-  """Expansions of single parents as one (Context.expand's interface): a speculated parent's is reused whatever the others are."""
-  def __init__(self, parts:list): self.parts = parts
-  def done(self) -> bool: return all(p.done() for p in self.parts)
-  def result(self) -> list: return [r for p in self.parts for r in p.result()]
+from search.branches import second_opinions, with_group, with_tc_axis
+from search.context import Context, Joined
 
 @dataclass
 class Beam:
@@ -97,8 +91,8 @@ class Beam:
   # 33 and 34 (2 x H200): within the defaults' spread; on the six unseen networks no latency moved beyond two default calls' spread,
   # and every tuning took longer (results/networks_tc_branch.md): off
   tc_branch: bool = False
-  # the descent also expands each depth's best config by the model's second opinion (a blend's MLP alone), and the first batch
-  # times this many of its best by that opinion in place of the model's last picks (results/second_opinion.md): off
+  # the descent also expands each depth's best config by the model's second opinion (a blend's MLP alone), and this many of its best
+  # by that opinion compile beside the first batch, timed in the next round (prepare; results/second_opinion.md): off
   second_opinion: int = 0
   # its caller steps first a kernel whose round is compiled, not the first in turn (interleave, task_scheduler.schedule): on fresh
   # split 40 (one H200) 13.0%, 11.9% of BEAM=2's wall against 13.5%, 14.5%, at the same kernel times (results/ready_first.md): on
@@ -175,7 +169,7 @@ class Beam:
     for o, key in ([(hand, k.ast.key)] if (k := replay(ctx.base, hand)) is not None else []) + picks[:n] + pool:
       if len(seeds) >= n + 1: break
       if key not in keys: keys.add(key); seeds.append((o, key))
-    seeds = with_group(self, ctx, with_tensor_cores(with_second_opinion(self, ctx, seeds, n + 1), pool, n + 1), None, n + 1, pool)
+    seeds = with_group(self, ctx, with_tensor_cores(seeds, pool, n + 1), None, n + 1, pool)
     return with_tc_axis(self, ctx, seeds, None, n + 1, pool)
 
   def _with_history(self, ctx:Context, batch:list) -> list:
@@ -197,14 +191,18 @@ class Beam:
 
   def prepare(self, ctx:Context, batch:list[tuple[Opt, ...]]|None=None, group:list|None=None, tc:list|None=None) -> list[tuple[Opt, ...]]:
     """The first batch this search will measure (pure-model: its picks), without measuring: what a caller may compile ahead.
-    `batch`: that batch as search.first_batches.seed_batch computed it in a worker (its rows: opts, key, score, shape terms);
-    `group` and `tc`: search.branches' group_candidates' and tc_candidates', likewise."""
+    `batch`: that batch as search.first_batches.seed_batch computed it in a worker (its rows: opts, key, score, shape terms, and
+    True on second_opinion's configs); `group` and `tc`: search.branches' group_candidates' and tc_candidates', likewise. Returned
+    after the batch: second_opinion's configs, owed to the next round (they compile beside the batch, timed once it is)."""
     assert ctx.score is not None, "model-guided beam needs a cost model"
     st = ctx.state
     if not st:
-      if batch is None: batch, info = self._seed(ctx), {}
+      if batch is None:
+        batch, info = self._seed(ctx), {}
+        owed = second_opinions(self, ctx, batch) if self.k != 0 and self.second_opinion else []
       else:   # scored in the worker: _learn replays none of them
-        info, batch = {r[0]: (r[2], r[3]) for r in batch}, [(r[0], r[1]) for r in batch]
+        info, owed = {r[0]: (r[2], r[3]) for r in batch}, [(r[0], r[1]) for r in batch if r[4:] == (True,)]
+        batch = [(r[0], r[1]) for r in batch if r[4:] != (True,)]
         if self.k != 0:
           batch = with_group(self, ctx, batch, group, self.first_batch(ctx) + 1)
           batch = with_tc_axis(self, ctx, batch, tc, self.first_batch(ctx) + 1)
@@ -212,10 +210,10 @@ class Beam:
       if self.k == 0:
         ctx.final_picks = [o for o, _ in batch] + ctx.final_picks
         st.update(stopped=True, batch=batch)
-      else: st.update(batch=batch, measured=[], expanded=set(), neared=set(), seen={ctx.base.ast.key} | {key for _, key in batch},
-                      best=math.inf, stale=0, rounds=0, stopped=False, late=[], expansion=None, info=info, fix=None, gap=0.0,
-                      max_rounds=1 if self.one_round(ctx) else self.max_depth)
-    return [o for o, _ in st["batch"] or []]
+      else: st.update(batch=batch, measured=[], expanded=set(), neared=set(), seen={ctx.base.ast.key} | {key for _, key in batch + owed},
+                      best=math.inf, stale=0, rounds=0, stopped=False, late=owed, owed=[o for o, _ in owed], expansion=None, info=info,
+                      fix=None, gap=0.0, max_rounds=1 if self.one_round(ctx) else self.max_depth)
+    return [o for o, _ in st["batch"] or []] + (st.get("owed", []) if not st.get("rounds") else [])
 
   def _next(self, ctx:Context, wait:bool=True) -> bool:
     """The next round's batch: the stragglers of the last round, then `k` children of the `width` fastest measured configs not
@@ -230,17 +228,18 @@ class Beam:
       st["spec_kids"], st["spec"] = st.get("spec") or [], None   # what a speculation prefetched: dropped below if not picked
     beam, ex, nx = st["expansion"]
     if not wait and not (ex.done() and (nx is None or nx.done())): return False
-    late = [c for c in st["late"] if ctx.measurer.ready(c[0])]   # a straggler joins once compiled: no round waits on it twice
     kids = self._pick(ctx, beam, ex, nx, st["seen"])
     if not kids and (more := [o for o, _ in st["measured"] if o not in st["expanded"]][:self.width]):
       # the fastest configs have no new children (deep ones, at the size limits): the next fastest are expanded instead
       st["expanded"].update(more)
       st["expansion"] = (more, self._expand(ctx, more), None)
       return self._next(ctx, wait)
-    # no children left but stragglers still compiling: the round waits for them rather than the search stopping (a loaded machine
+    # a straggler joins once compiled (no round waits on it twice), second_opinion's configs the round after the first batch. No
+    # children left but stragglers still compiling: the round waits for them rather than the search stopping (a loaded machine
     # straggles most of a first batch, and the deep configs it did time may have no children)
+    late = [c for c in st["late"] if ctx.measurer.ready(c[0]) or c[0] in st.get("owed", ())]
     if not kids and not late: late = st["late"]
-    st["batch"] = late + kids
+    st["batch"], st["owed"] = late + kids, []
     st["late"], st["expansion"] = [c for c in st["late"] if c not in late], None
     for o in set(st.pop("spec_kids", [])) - {o for o, _ in st["batch"]}: ctx.measurer.drop(o)   # speculated wrong: taken back if queued
     return True
@@ -266,7 +265,7 @@ class Beam:
     kids = round_robin(rank(ex.result(), seen, fix, st["info"])[0], beam, k)
     return kids + (rank(nx.result(), seen, fix, st["info"])[0][:self.near_k] if nx is not None else [])
 
-  def _expand(self, ctx:Context, parents:list, near:bool=False, keep:bool=False) -> _Joined:
+  def _expand(self, ctx:Context, parents:list, near:bool=False, keep:bool=False) -> Joined:
     """Each parent's own expansion (its neighbours' with near), one already started for it (st["exps"]) reused; keep: left there
     for the round that takes it (a speculation's)."""
     m, exps = ctx.measurer, ctx.state.setdefault("exps", {})
@@ -274,7 +273,7 @@ class Beam:
       m.marks["speculated"] = m.marks.get("speculated", 0) + hits   # parents whose expansion was under way (for reports)
     for p in parents:
       if (p, near) not in exps: exps[p, near] = ctx.expand([p], near, len(parents))
-    return _Joined([exps[p, near] if keep else exps.pop((p, near)) for p in parents])
+    return Joined([exps[p, near] if keep else exps.pop((p, near)) for p in parents])
 
   def _speculate(self, ctx:Context):
     """While a batch is measured (Measurer.during): once half of it is timed, the parents the next round would have now are
@@ -305,7 +304,7 @@ class Beam:
     st = ctx.state
     if not st or st["stopped"] or st["rounds"] >= st["max_rounds"]: return
     # a batch already made is compiled now if it is not yet: a first batch held back (Preparing.hold); prefetch skips the rest
-    if st["batch"] is not None or self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]])
+    if st["batch"] is not None or self._next(ctx, wait=False): ctx.measurer.prefetch([o for o, _ in st["batch"]] + st.get("owed", []))
 
   def ready(self, ctx:Context) -> bool:
     """Whether step() would start by timing, not waiting: its batch made and compiled, or it would stop at once (ready_first)."""
@@ -328,6 +327,7 @@ class Beam:
       self._next(ctx)
       if not st["batch"]: return self._stop(ctx)
     st["guess"], st["guessed"] = None, 0
+    if st["rounds"] == 0 and st.get("owed"): ctx.measurer.prefetch([o for o, _ in st["batch"]] + st["owed"])   # the batch's first
     if self.speculate: ctx.measurer.during = lambda: self._speculate(ctx)
     try: times = ctx.measurer.measure([o for o, _ in st["batch"]], cut=self.straggle_s or True)
     except BudgetExhausted: return False   # this batch again when the budget grows

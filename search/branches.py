@@ -28,13 +28,13 @@ def tc_candidates(beam, ctx:Context, pool:list=()) -> Cands:
   picks, _ = beam._descent(ctx, [roots[0][0]], {ctx.base.ast.key, roots[0][1]}, beam.max_depth, None)
   return picks[:1] + roots[:1]
 
-def with_second_opinion(beam, ctx:Context, seeds:list, size:int) -> list:
-  """The seeds with the beam's second_opinion best configs of its descent by the scorer's second opinion (ctx.alt) not among them."""
+def second_opinions(beam, ctx:Context, seeds:list) -> Cands:
+  """The beam's second_opinion best configs of its descent by the scorer's second opinion (ctx.alt) not among the seeds, best
+  first: timed beside the first batch, not in it (Beam.prepare), so their compiles (the slow ones the compile penalty keeps out
+  of the model's picks) hold none of its timings, and they take no pick's place."""
   keys = {key for _, key in seeds}
-  mine = ((y, o, key) for key, (y, o) in ctx.alt.items() if key not in keys and y is not None)
-  for _, o, key in sorted(mine, key=lambda r: -r[0])[:beam.second_opinion][::-1]:   # the best ends up first
-    seeds = _with(ctx, seeds, (o, key), size)
-  return seeds
+  mine = sorted(((y, o, key) for key, (y, o) in ctx.alt.items() if key not in keys and y is not None), key=lambda r: -r[0])
+  return [(o, key) for _, o, key in mine[:beam.second_opinion]]
 
 def _with(ctx:Context, seeds:list, c, size:int) -> list:
   if c is None: return seeds

@@ -72,6 +72,12 @@ class Expansion:
         except Exception: self.rows += local(p, acts)   # a worker that failed: the same here
     return self.rows
 
+class Joined:
+  """Expansions of single parents as one (Expansion's interface): Beam reuses a speculated parent's whatever the others are."""
+  def __init__(self, parts:list): self.parts = parts
+  def done(self) -> bool: return all(p.done() for p in self.parts)
+  def result(self) -> list: return [r for p in self.parts for r in p.result()]
+
 @dataclass
 class Context:
   base: Scheduler

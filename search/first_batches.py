@@ -10,19 +10,23 @@ from dataset.compile import worker_base
 from dataset.sampler import replay
 from search.adapt import shape_terms
 from search.beam import Beam
-from search.branches import group_candidates, tc_candidates
+from search.branches import group_candidates, second_opinions, tc_candidates
 from search.context import Context, Scorer
 
-def seed_batch(args:tuple[bytes, str, Scorer, dict, list, int|None]) -> list[tuple[tuple[Opt, ...], bytes, float, tuple]]:
+def seed_batch(args:tuple[bytes, str, Scorer, dict, list, int|None]) -> list[tuple[tuple[Opt, ...], bytes, float, tuple, bool]]:
   """Beam(**params)'s first batch for a kernel (AST blob, key, scorer, params, history, its descent's width), computed in a compile
   worker: the model descent costs seconds of CPU per kernel, and tune-model has dozens of kernels to start at once. Each config as
-  (opts, AST key, score, search.adapt.shape_terms): the caller replays none of them for Beam.prepare's keys and Beam._learn's
-  scores, 0.02-0.13 s of its thread a kernel (results/logs/main_thread/replays.txt), here in parallel."""
+  (opts, AST key, score, search.adapt.shape_terms, whether Beam.second_opinion's): the caller replays none of them for
+  Beam.prepare's keys and Beam._learn's scores, 0.02-0.13 s of its thread a kernel (results/logs/main_thread/replays.txt), here
+  in parallel. Beam.second_opinion's configs come last: the second opinions are the descent's, which ran here."""
   blob, key, score, params, history, width = args
   ctx = Context(worker_base(blob, key), None, score, history=history, descent_width=width)
-  seeds = [(o, k, c) for o, k in Beam(**params)._seed(ctx) if (c := replay(ctx.base, o)) is not None]
-  xs = np.asarray(score([c for *_, c in seeds])) if seeds else []
-  return [(o, k, float(x), shape_terms(c)) for (o, k, c), x in zip(seeds, xs)]
+  b = Beam(**params)
+  picks = b._seed(ctx)
+  owed = second_opinions(b, ctx, picks) if b.k != 0 and b.second_opinion else []
+  seeds = [(o, k, c, i >= len(picks)) for i, (o, k) in enumerate(picks + owed) if (c := replay(ctx.base, o)) is not None]
+  xs = np.asarray(score([r[2] for r in seeds])) if seeds else []
+  return [(o, k, float(x), shape_terms(c), late) for (o, k, c, late), x in zip(seeds, xs)]
 
 BRANCHES = {"group": (group_candidates, "group_branch"), "tc": (tc_candidates, "tc_branch")}   # Beam.prepare's argument: (candidates, flag)
 
@@ -130,7 +134,8 @@ class Preparing:
       own = [i for i in self.left if self.bfuts and self.early_compile and not self.queue and i in self.futs and self.futs[i].done()
              and i not in due and i not in self.early and i not in self.hold]
     for i in own:   # not the last picks, which the branches' picks take the place of in a full batch (search.picks.second)
-      try: b = self.futs[i].result(); self.early[i] = [r[0] for r in b[:max(1, len(b) - len(self.bfuts))]]
+      try:   # not second_opinion's configs (Preparing._take starts them after the batch)
+        b = [r for r in self.futs[i].result() if r[4:] != (True,)]; self.early[i] = [r[0] for r in b[:max(1, len(b) - len(self.bfuts))]]
       except Exception: self.early[i] = []   # _take computes the batch here, then
       self.ctxs[i].measurer.prefetch(self.early[i])
     ready = [self._take(i) for i in due]

@@ -914,25 +914,44 @@ class TwoOpinions:   # a blend's stand-in: scores prefer upcasts, its second opi
   def pair(self, ks):
     return upcast_scorer(ks), np.array([float(sum(o.op.name == "LOCAL" for o in k.applied_opts)) - 0.01*len(k.applied_opts) for k in ks])
 
-def test_second_opinion_times_the_descents_best_configs_by_the_other_opinion():
+def test_second_opinion_times_the_descents_best_configs_by_the_other_opinion_in_the_next_round(monkeypatch):
   # the MLP of the shipped blend ranks BEAM=2's pick of strided and grouped convs first where the blend ranks it past 100: with
-  # second_opinion the first batch holds the descent's best configs by that opinion, after the hand-coded one, in place of the
-  # model's last picks
+  # second_opinion the descent's best configs by that opinion compile beside the first batch, which keeps the model's picks, and
+  # join the next round whether compiled or not (their compiles are the slow ones: in the first batch they held its timings)
   from search.beam import Beam
+  from search.first_batches import seed_batch
   k = kernel_asts(*parse_variant("gemm:m=64:k=256:n=64:fp32").build("CPU"))[0]
-  ctx = lambda: Context(scheduler(k, renderer_for("CUDA", "sm_90", compiler=False)), None, TwoOpinions(), random.Random(0))
+  ctx = lambda m=None: Context(scheduler(k, renderer_for("CUDA", "sm_90", compiler=False)), m, TwoOpinions(), random.Random(0))
   p, c = ctx(), ctx()   # no grouped branch below: it would take the second place before them
-  plain, two = Beam(group_branch=False)._seed(p), Beam(group_branch=False, second_opinion=2)._seed(c)
+  plain, b = Beam(group_branch=False)._seed(p), Beam(group_branch=False, second_opinion=2)
+  out = b.prepare(c)
   assert set(p.alt) < set(c.alt)   # the descent also expanded each depth's best by the second opinion
   mine = {key for _, key in plain}   # the model's picks are the same: the extra parents' children never outscore them here
   best = sorted(((y, o, key) for key, (y, o) in c.alt.items() if key not in mine), key=lambda r: -r[0])[:2]
-  assert len(two) == len(plain) == Beam.seed_picks + 1 and two[0] == plain[0] and two[1:3] == [(o, key) for _, o, key in best]
-  assert all(y > c.alt[key][0] for y, _, _ in best for _, key in plain[-2:])   # the other opinion prefers them to the picks they replace
-  assert two[3:] == plain[1:-2]   # the model's last two picks made way
-  assert Beam(group_branch=False, second_opinion=0)._seed(ctx()) == plain and len(c.alt) > 100   # every config the descent scored has its opinion
-  # a scorer with no second opinion (a model that is no blend): the batch as without it
+  assert all(y > c.alt[key][0] for y, _, _ in best for _, key in plain[-2:])   # the other opinion prefers them to the model's last picks
+  assert c.state["batch"] == plain and out == [o for o, _ in plain] + [o for _, o, _ in best]   # returned last: compiled after the batch
+  assert c.state["late"] == [(o, key) for _, o, key in best] and c.state["owed"] == out[-2:]
+  # a worker's first batch (tune-model, drop-in; run here, configured as a worker is): the same, its rows flag them
+  import dataset.compile as DC
+  monkeypatch.setattr(DC, "_W", {"ren": renderer_for("CUDA", "sm_90", compiler=False), "asts": {}, "blobs": {}})
+  rows = seed_batch((Kernel.pack(k), k.key, TwoOpinions(), {"group_branch": False, "second_opinion": 2}, [], None))
+  assert [r[4] for r in rows] == [False]*len(plain) + [True]*2 and [r[0] for r in rows] == out
+  w = ctx(); assert b.prepare(w, rows) == out and w.state["late"] == c.state["late"]
+  # the next round: they join it though still compiling, once; a straggler joins only once compiled
+  class Pending:   # nothing has compiled; no pool
+    workers, pool = 0, None
+    def ready(self, o, started=False): return False
+    def drop(self, o): pass
+  c.measurer = Pending()
+  slow = plain[1]
+  c.state.update(batch=None, rounds=1, measured=[(o, key) for o, key in plain if o != slow[0]], late=c.state["late"] + [slow])
+  b._next(c)
+  assert c.state["batch"][:2] == [(o, key) for _, o, key in best] and slow not in c.state["batch"] and c.state["late"] == [slow]
+  assert c.state["owed"] == [] and len(c.state["batch"]) > 2   # the round's children after them
+  # off, or a scorer with no second opinion (a model that is no blend): nothing beside the batch
+  assert Beam(group_branch=False).prepare(ctx()) == [o for o, _ in plain] and len(c.alt) > 100
   one = lambda: Context(scheduler(k, renderer_for("CUDA", "sm_90", compiler=False)), None, upcast_scorer, random.Random(0))
-  assert Beam(group_branch=False, second_opinion=2)._seed(one()) == Beam(group_branch=False)._seed(one()) == plain
+  assert Beam(group_branch=False, second_opinion=2).prepare(one()) == [o for o, _ in Beam(group_branch=False)._seed(one())]
 
 def test_a_blends_second_opinion_is_its_mlp_alone():
   from tinygrad.codegen.opt import Opt, OptOps

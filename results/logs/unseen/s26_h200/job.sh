@@ -48,6 +48,10 @@
 # SPLIT=43 (41 kernels; one nvidia-h200; logs ../s43_h200/c1-c2): c1 `BEAM_ONLY=1 SPLIT=43 T=540` (all 41 picks, 362 s), c2
 # `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=43 T=540`: four runs at the defaults.
 # c3 `CACHED=1 R=4 V='[{"second_opinion": 3}, {}, {"second_opinion": 3}]' SPLIT=43 T=540`: runs 1 and 3 with Beam.second_opinion.
+# SPLIT=44 (34 kernels, 3 more in the training data and skipped; one nvidia-h200; logs ../s44_h200/c1-c3): c1 `BEAM_ONLY=1 SPLIT=44 T=540`
+# (all 34 picks), c2 `CACHED=1 R=4 V='[{"second_opinion": 3}, {}, {"second_opinion": 3}]' SPLIT=44 T=540`: runs 0 and 2 the defaults, 1 and 3
+# Beam.second_opinion (its picks in the first batch, in place of the model's last); c3 the same command, second_opinion's picks timed in
+# the round after the first batch (a development use of split 44).
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
