@@ -272,7 +272,8 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
         warm_pools(device, a.workers, scorer)
         rows = tune_kernels(ks, counts, device, TunedCache(cache / f"{n}.tuned.json"), a.strategy, a.budget, a.time_budget,
                             scorer, Path(cm_path).name, False, a.workers, a.seed, log, a.strategy_args,
-                            next_gain, load_history(history, device, arch), a.timing, first_share, a.later_share)
+                            next_gain, load_history(history, device, arch), a.timing, first_share, a.later_share,
+                            a.second_share)
         (cache / f"{n}.tune.json").write_text(json.dumps(rows, indent=1, default=float))   # per kernel: phases, rounds, trajectory
         share = {r["key"]: r["share"] or 0.0 for r in rows}
         tmp = cache / f".{n}.kernels.pkl.{gpu}"
@@ -289,7 +290,7 @@ def worker(a, names:list[str], cache:Path, claims:Path, gpu:int):
                          cost_model=a.model, cache=cache / f"{n}.tuned.json", compare_beam=2, beam_cache=merged, search_beam=False,
                          runs=a.runs, workers=a.workers, seed=a.seed, compile_penalty=not a.no_compile_penalty, log=log,
                          strategy_args=a.strategy_args, next_gain=next_gain, history=history, timing=a.timing, first_share=first_share,
-                         later_share=a.later_share,
+                         later_share=a.later_share, second_share=a.second_share,
                          torch_compile=device != "CUDA")
         merged.unlink()
         if rep.get("torch_compile_error") and device == "CUDA": rep.update(torch_compiled(a, n, cache))
@@ -470,6 +471,7 @@ def main(argv=None) -> int:
   ap.add_argument("--next-gain", type=float, default=None, help="tune-model's --next-gain (default: its own)")
   ap.add_argument("--strategy-args", type=json.loads, default=None, metavar="JSON", help="the learned strategy's parameters (tune-model's)")
   ap.add_argument("--first-share", type=float, default=0.0, help="tune-model's --first-share (default 0: off)")
+  ap.add_argument("--second-share", type=float, default=None, help="tune-model's --second-share (default: off)")
   ap.add_argument("--later-share", default=None, help="tune-model's --later-share (default: its own; off: no limit)")
   ap.add_argument("--no-compile-penalty", action="store_true", help="the learned search ranks by the cost model alone")
   ap.add_argument("--timing", choices=("cold", "warm", "auto"), default="cold", help="tune-model's --timing")

@@ -53,7 +53,7 @@ def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list
 def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCache, strategy:str, budget:int|None,
                  time_budget:float|None, scorer, model_name:str|None, retune:bool, workers:int, seed:int, log:Callable,
                  strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:History|None=None, timing:str="cold",
-                 first_share:float|None=None, later_share:float|None=None) -> list[dict]:
+                 first_share:float|None=None, later_share:float|None=None, second_share:float|None=None) -> list[dict]:
   """One row per kernel. Every kernel's default is measured, schedule() shares the budget out, and each searched kernel's answer
   (its fastest config that passes the correctness check) goes to the cache, with tinygrad's default for the rest.
 
@@ -70,7 +70,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   candidates are timed (Measurer.timing); each row's `warm` says how its were. `first_share`: a kernel under this share of the
   model's default time gets a first batch and a model descent in proportion (task_scheduler.first_effort; None: full for all).
   `later_share`: the kernels' later rounds take at most this share of the tuning's other seconds (task_scheduler.schedule; None:
-  no such limit)."""
+  no such limit). `second_share`: task_scheduler.schedule's (None: off)."""
   ren = renderer_for(device)
   rows = [{"index": i, "key": k.key, "name": k.name, "kernel": describe(scheduler(k.ast, ren)), "occurrences": counts[k.key], "share": None,
            "default_us": None, "hand_coded_us": None, "tuned_us": None, "budget": 0, "timed": 0, "compiled": 0,
@@ -173,7 +173,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   alloc = schedule([rows[i]["occurrences"] for i in todo], [rows[i]["default_us"] for i in todo], search, n, left if time_budget else None,
                    firsts, ahead, slots=workers, next_gain=next_gain, work=[work_of(ctxs[i].base) for i in todo],
                    pending=lambda j: (admit(prep.poll()), spot.get(todo[j]) in prep.left)[1], wait=lambda: admit(prep.wait()),
-                   later_share=later_share, since=st, ready=readiness(strat, [ctxs[i] for i in todo]))
+                   later_share=later_share, since=st, ready=readiness(strat, [ctxs[i] for i in todo]), second_share=second_share)
   prep.close()
   # each kernel's final check also times its siblings' fastest configs (all compiling at once, now); the answer may be one of them
   sib = sibling_picks(ctxs, final := [i for j, i in enumerate(todo) if alloc[j] > 0 and rows[i]["status"] is None])

@@ -46,6 +46,12 @@ LATER_SHARE = 0.25
 # and a width-1 descent leave a CNN's 1-4% pointwise and depthwise convs 20-50% slower, and together they are most of its time
 # (MobileNetV2 0.95x -> 1.04x BEAM=2's latency, EfficientNet 0.98x -> 1.02x): off.
 FIRST_SHARE = 0.05
+# a kernel of at least this share of the model's current time gets a second round before any kernel gets a third (schedule's
+# second_share; tune-model --second-share; None: off, each round by expected gain alone). A second round's expected gain is the
+# mean over kernels (NEXT_GAIN), so below a fifth of the model no kernel's is worth one, and a Llama block's fused gate/up GEMM
+# took every later round: its down projection (10-15% of the block, 1.33-1.38x BEAM=2's kernel, its pick two steps from BEAM=2's)
+# kept its first batch in every call (results/next_gain_h200.md, results/logs/models/h200_llama_timing)
+SECOND_SHARE = None
 
 def strategy_params(strategy:str, strategy_args:dict|None) -> dict:
   """The strategy's parameters: the beam's own stopping rules (Beam.adaptive, and patience: a round without a faster time ended
@@ -96,7 +102,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
              step:int=ROUND, stop:float=STOP_GAIN, slots:int=0, next_gain:float=NEXT_GAIN, rest:float=0.0,
              work:list[tuple[str, float]]|None=None, pending:Callable[[int], bool]|None=None,
              wait:Callable[[], None]|None=None, again:Callable[[int, bool], None]|None=None, later_share:float|None=None,
-             since:float|None=None, clock:Callable[[], float]=time.perf_counter, ready:Callable[[int], bool]|None=None) -> list[int]:
+             since:float|None=None, clock:Callable[[], float]=time.perf_counter, ready:Callable[[int], bool]|None=None,
+             second_share:float|None=SECOND_SHARE) -> list[int]:
   """Ansor's task scheduler by expected gain: give the kernel whose next round is expected to save the most model time (runs x best
   time so far x expected relative gain: FIRST_GAIN, then next_gain, then the mean of the last round's gain and the expectation
   before it) another round, `first` timed candidates the first time (one number, or one per kernel: the batch its search has
@@ -120,7 +127,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   (the search compiles its guess of that round meanwhile only then), and ahead() is told only of kernels whose rounds that budget
   pays for. later_share: a kernel's later round is taken only while the later rounds' seconds, this one's expected (its last later
   round's, or the mean later round's before its first) included, stay within this share of the tuning's other seconds, counted from
-  `since` (a clock() time; default: now). ready(j), if given (Beam.ready_first): kernel j's next round would start by timing; where
+  `since` (a clock() time; default: now). second_share: while a kernel of at least this share of the model's current time has had
+  one round only, it is worth its second (whatever its expected gain) and no kernel gets a third. ready(j), if given (Beam.ready_first): kernel j's next round would start by timing; where
   the chosen kernel's would wait on compiles, one of the next AHEAD worth a round whose round is compiled goes first.
   Returns the budget each kernel was given."""
   n, last = len(runs), 0.0
@@ -140,10 +148,15 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
     top = max(work[j][1]/best[j] for j in range(n) if work[j][0] == work[i][0] and 0 < best[j] < math.inf)
     floor = min(b for b in best if 0 < b < math.inf)
     return max(0.0, 1.0 - max(work[i][1]/top, floor)/best[i])
-  saves = lambda i: runs[i]*best[i]*(gain[i] if rounds[i] == 0 else max(gain[i], ROOM_GAIN*room(i)*0.5**fruitless[i]))
+  gained = lambda i: runs[i]*best[i]*(gain[i] if rounds[i] == 0 else max(gain[i], ROOM_GAIN*room(i)*0.5**fruitless[i]))
+  model = lambda: rest + sum(r*b for r, b in zip(runs, best) if b < math.inf)
+  # second_share: a kernel due its second round is worth it (just), and while one is, none takes a third
+  due2 = lambda i: second_share is not None and rounds[i] == 1 and runs[i]*best[i] >= second_share*model()
+  saves = lambda i: max(gained(i), stop*model()) if due2(i) else gained(i)
   while total is None or sum(used) < total:
     if not (cand := sorted((i for i in range(n) if not stopped[i] and fits(i)), key=lambda i: -saves(i))): break
-    i, model_time = cand[0], rest + sum(r*b for r, b in zip(runs, best) if b < math.inf)
+    if any(due2(j) for j in cand): cand = [j for j in cand if rounds[j] < 2]
+    i, model_time = cand[0], model()
     if saves(i) < stop*model_time: break
     if pending is not None and pending(i):
       if not (avail := [j for j in cand if not pending(j) and saves(j) >= stop*model_time]): wait(); continue

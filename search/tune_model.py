@@ -24,7 +24,7 @@ from search.measure import TIMINGS, shared_pool
 from search.onnx_model import ModelError, open_model, parse_shapes
 from search.latency import ROUNDS, check, interleaved, tinygrad_latency, torch_latency
 from search.schedule import NEXT_GAIN, PER_KERNEL_DEFAULT, tune_kernels
-from search.task_scheduler import FIRST_SHARE, LATER_SHARE, bad_later_share, read_later_share, scheduled
+from search.task_scheduler import FIRST_SHARE, LATER_SHARE, SECOND_SHARE, bad_later_share, read_later_share, scheduled
 from search.beam_compare import beam_kernels
 
 LEARNED = ("beam", "mcts", "pure-model")
@@ -39,7 +39,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
                torch_compile:bool=True, runs:int=20, input_shapes:dict|None=None, retune:bool=False, workers:int=0, seed:int=0,
                compile_penalty:bool=True, strategy_args:dict|None=None, next_gain:float=NEXT_GAIN, history:str|Path|bool|None=None,
                out:str|Path|None=None, timing:str="cold", first_share:float|None=None, later_share:float|None=LATER_SHARE,
-               log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
+               second_share:float|None=SECOND_SHARE, log:Callable=lambda s: print(s, file=sys.stderr)) -> dict:
   """Tune `model` (an ONNX path, or a torch.nn.Module with `example_inputs`) and return the report; with `out`, also write it to
   OUT/NAME.json. Raises ModelError, DeviceError, CacheError or CostModelError for what the user must fix.
 
@@ -69,7 +69,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   rep: dict[str, Any] = {"model": name, "source": str(model) if module is None else f"torch module {name}", "device": f"{dev_name} ({arch})",
                          "backend": device, "date": time.strftime("%Y-%m-%d"), "tinygrad": TINYGRAD_VERSION, "strategy": strategy,
                          "strategy_args": strategy_args or {}, "next_gain": next_gain, "timing": timing, "first_share": first_share,
-                         "later_share": later_share, "cost_model": cm_path, "history": hist.meta.get("path") if hist else None,
+                         "later_share": later_share, "second_share": second_share, "cost_model": cm_path, "history": hist.meta.get("path") if hist else None,
                          "cache": str(tc.path), "inputs": {k: [list(v.shape), str(v.dtype)] for k, v in m.arrays.items()},
                          "kernels_distinct": len(kernels), "kernel_launches": sum(counts.values()), "runs": runs}
   # the search's compile workers start (spawned, each importing tinygrad) while the default latency is measured, which the run
@@ -80,7 +80,7 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   st = time.perf_counter()
   rep["compile_penalty"] = compile_penalty and cm.compile_model is not None
   rows = tune_kernels(kernels, counts, device, tc, strategy, budget, time_budget, cm.scorer(props, compile_penalty), Path(cm_path).name,
-                      retune, workers, seed, log, strategy_args, next_gain, hist, timing, first_share, later_share)
+                      retune, workers, seed, log, strategy_args, next_gain, hist, timing, first_share, later_share, second_share)
   rep["tune_wall_s"], rep["tune_s"] = time.perf_counter() - st, sum(r["tune_s"] or 0.0 for r in rows)
   rep["kernels_searched"] = sum(r["status"] not in ("cached", "default") for r in rows)
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
@@ -180,6 +180,8 @@ def parse_args(argv=None):
                   f"gets a first batch and a model descent in proportion (e.g. {FIRST_SHARE}; default 0: every kernel the full one)")
   ap.add_argument("--later-share", type=read_later_share, default=LATER_SHARE, metavar="S", help="the kernels' rounds after their first "
                   f"take at most this share of the tuning's other seconds (default {LATER_SHARE}; off: each round taken by its expected gain)")
+  ap.add_argument("--second-share", type=at_least(0.0, float), default=SECOND_SHARE, metavar="S", help="a kernel of at least this share "
+                  "of the model's time gets a second round before any kernel a third (default: off, rounds by expected gain alone)")
   return ap.parse_args(argv)
 
 def main(argv=None) -> int:
@@ -190,7 +192,7 @@ def main(argv=None) -> int:
                input_shapes=parse_shapes(a.input_shape), retune=a.retune, workers=a.workers, seed=a.seed,
                compile_penalty=not a.no_compile_penalty, strategy_args=a.strategy_args, next_gain=a.next_gain,
                history=False if a.no_history else a.history, out=a.out, timing=a.timing,
-               first_share=a.first_share or None, later_share=a.later_share)
+               first_share=a.first_share or None, later_share=a.later_share, second_share=a.second_share)
   except (ModelError, DeviceError, CacheError) as e: return fail(str(e))
   except Exception as e:
     if type(e).__name__ == "CostModelError": return fail(str(e))

@@ -167,6 +167,20 @@ def test_schedule_later_rounds_take_at_most_their_share_of_the_seconds():
   assert run(1.0) == [0, 1, 0, 0]   # 2 later seconds of 2
   assert run(0.5, since=6.0) == [0, 1, 0, 0, 0]   # the 4 s before the rounds (setup) count among the rest: 3 later of 6
 
+def test_second_share_gives_a_large_kernel_its_second_round_before_any_third():
+  # a Llama block in small: kernel 0 (60% of the time) gains 20% a round, kernel 1 (15%) found nothing to expect from a second
+  # round (NEXT_GAIN of 15% is under STOP_GAIN), kernel 2 (1%) is too small for one either way
+  def run(second_share):
+    best, calls = [600.0, 150.0, 10.0], []
+    def search(i, b):
+      calls.append(i); best[i] *= 0.8 if i == 0 else 1.0
+      return b, best[i], False
+    schedule([1, 1, 1], list(best), search, total=40, first=4, step=4, second_share=second_share)
+    return calls
+  assert 1 not in run(None)[3:]   # by expected gain alone, kernel 0 takes every later round
+  calls = run(0.1)
+  assert calls[:5] == [0, 1, 0, 2, 1] and calls[5:] and set(calls[5:]) == {0}   # kernel 1's second before kernel 0's third
+
 def test_schedule_first_later_round_is_not_expected_to_take_the_first_rounds_seconds():
   # kernel 0 (the largest, 10% a round) waits 5 s on its first round's compiles, queued behind the pool; its later rounds, like
   # kernel 1's, take 1 s. Under the cap its first later round is expected to take the mean later round's seconds (none yet: 0),
