@@ -348,3 +348,33 @@ def test_bench_models_merge_records_the_hosts_cpu_probe(tmp_path):
   res = json.loads((tmp_path / "models.json").read_text())
   assert list(res["models"]) == ["m1"] and res["models"]["m1"]["error"] == "BEAM=2 cut off"
   assert res["host_probe_s"] == a.host_probe > 0 and res["command"] == "python scripts/bench_models.py --models m1"
+
+def test_culprits_halves_down_to_the_configs_that_break_the_outputs():
+  from search.guard import culprits
+  probes = []
+  def breaks(ks):
+    probes.append(ks); return "k5" in ks or {"k1", "k2"} <= set(ks)   # k5 alone, k1 and k2 only together
+  keys = [f"k{i}" for i in range(8)]
+  assert sorted(culprits(keys, breaks)) == ["k1", "k2", "k5"] and len(probes) < 2*len(keys)
+  assert culprits(keys, lambda ks: False) == []
+
+def test_a_config_that_breaks_the_model_goes_back_to_the_default(tmp_path):
+  # tinygrad 0.14.0 computes wrong when a PADTO'd reduce axis is unrolled (results/tinygrad_bugs/padded_reduce.py): a cached config
+  # that does is found by the model's outputs and replaced by the hand-coded one, which computes right
+  from search.cache import TunedCache, tuned
+  from search.guard import repair
+  from search.latency import check, tinygrad_latency
+  from search.onnx_model import open_model
+  class Bmm(nn.Module):
+    def forward(self, a, b): return (a @ b) * 2
+  torch.manual_seed(0)
+  _, m, kernels, _, _ = open_model(Bmm(), (torch.randn(3, 64, 33), torch.randn(3, 33, 16)), "CPU", "bmm")
+  default, cache, path = tinygrad_latency(m, 1), TunedCache(tmp_path / "t.json"), tmp_path / "t.json"
+  assert repair(m, kernels, cache, "CPU", default["outputs"], lambda s: None) == []   # nothing cached: nothing to repair
+  bad = [["PADTO", 3, 16], ["UNROLL", 0, 4]]
+  cache.put(kernels[0].key, "CPU", bad, time_us=1.0, hand_coded_us=2.0, name="bmm#0")
+  assert check(tinygrad_latency(m, 1, lambda: tuned(path))["outputs"], default["outputs"])[0] is not None   # the bug, still there
+  assert repair(m, kernels, cache, "CPU", default["outputs"], lambda s: None) == [kernels[0].key]
+  e = json.loads(path.read_text())[f"{kernels[0].key}|CPU|{__import__('dataset.kernel').kernel.TINYGRAD_VERSION}"]
+  assert e["status"] == "rejected" and e["rejected"] == bad and e["opts"] != bad and e["time_us"] == 2.0
+  assert check(tinygrad_latency(m, 1, lambda: tuned(path))["outputs"], default["outputs"])[0] is None
