@@ -85,14 +85,14 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   rep["tune_wall_s"], rep["tune_s"] = time.perf_counter() - st, sum(r["tune_s"] or 0.0 for r in rows)
   rep["kernels_searched"] = sum(r["status"] not in ("cached", "default") for r in rows)
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
-  # a config that passed its kernel's check can still break the model (search.guard): such kernels go back to the default
-  gst = time.perf_counter()
-  rejected = repair(m, kernels, tc, device, default["outputs"], log)
+  tuned_run, gst = tinygrad_latency(m, runs, lambda: tuned(tc.path)), time.perf_counter()
+  # a config that passed its kernel's check can still break the model (search.guard): such kernels go back to the default. The
+  # tuned run's outputs are the first probe; only where they differ from the default's is there more to run
+  rejected = [] if check(tuned_run["outputs"], default["outputs"])[0] is None else repair(m, kernels, tc, device, default["outputs"], log)
+  for r in rows:
+    if r["key"] in rejected: r.update(status="rejected: its config breaks the model's outputs", tuned_us=r["default_us"])
+  if rejected: tuned_run = tinygrad_latency(m, runs, lambda: tuned(tc.path))
   rep["guard_s"], rep["rejected"] = time.perf_counter() - gst, len(rejected)
-  if rejected:
-    for r in rows:
-      if r["key"] in rejected: r.update(status="rejected: its config breaks the model's outputs", tuned_us=r["default_us"])
-  tuned_run = tinygrad_latency(m, runs, lambda: tuned(tc.path))
   rep["tuned_ms"], rep["tuned_first_s"], rep["tuned_launches"] = tuned_run["ms"], tuned_run["first_s"], tuned_run["applied"][0]
   # what follows only compares: a failure there is recorded, and the tuning above is never lost to it
   n, beam = compare_beam or 2, None

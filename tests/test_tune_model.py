@@ -37,9 +37,12 @@ def test_tune_then_run_from_the_cache_with_no_search(tmp_path, monkeypatch):
   monkeypatch.setattr(torch, "compile", no_compiler)   # torch.compile failing is recorded, never fatal
   module, x = _module()
   cache = tmp_path / "tuned.json"
+  def no_repair(*a, **kw): raise AssertionError("the tuned outputs differed from the default's")
+  monkeypatch.setattr("search.tune_model.repair", no_repair)   # the tuned run is the guard's only probe where they match
   rep = tune_model(module, x, device="CPU", budget=24, cache=cache, runs=3, out=tmp_path, name="convattn", log=lambda s: None)
   for k in ("default_ms", "beam2_ms", "beam2_tune_s", "tuned_ms", "tune_s", "torch_eager_ms", "torch_compile_ms", "max_abs_err", "device", "date"):
     assert k in rep, k
+  assert rep["rejected"] == 0 and rep["guard_s"] >= 0   # the tuned outputs matched the default's: nothing to repair (and no repair run)
   assert json.loads((tmp_path / "convattn.json").read_text())["kernels_distinct"] == rep["kernels_distinct"]
   assert set(rep["first_pass_ms"]) == {"default_ms", "tuned_ms"} and rep["tuned_ms"] > 0 and "taking turns" in rep["latency"]
   assert rep["compile_penalty"]   # the shipped CPU model carries a compile-time model
