@@ -378,6 +378,14 @@ def test_a_config_that_breaks_the_model_goes_back_to_the_default(tmp_path):
   cache.put(kernels[0].key, "CPU", bad, time_us=1.0, hand_coded_us=2.0, name="bmm#0")
   assert check(tinygrad_latency(m, 1, lambda: tuned(path))["outputs"], default["outputs"])[0] is not None   # the bug, still there
   assert repair(m, kernels, cache, "CPU", default["outputs"], lambda s: None) == [kernels[0].key]
-  e = json.loads(path.read_text())[f"{kernels[0].key}|CPU|{__import__('dataset.kernel').kernel.TINYGRAD_VERSION}"]
-  assert e["status"] == "rejected" and e["rejected"] == bad and e["opts"] != bad and e["time_us"] == 2.0
+  key = f"{kernels[0].key}|CPU|{__import__('dataset.kernel').kernel.TINYGRAD_VERSION}"
+  e = json.loads(path.read_text())[key]
+  assert e["status"] == "rejected" and e["rejected"] == bad and e["opts"] != bad and e["time_us"] == 2.0   # no alternates: the default
+  assert check(tinygrad_latency(m, 1, lambda: tuned(path))["outputs"], default["outputs"])[0] is None
+  # with the search's next-fastest configs kept: the first that is right in the model takes its place (another broken one does not)
+  good, bad2 = [["UPCAST", 1, 4]], [["PADTO", 3, 16], ["UNROLL", 0, 2]]
+  cache.put(kernels[0].key, "CPU", bad, time_us=1.0, hand_coded_us=2.0, name="bmm#0", alternates=[[bad2, 1.2], [good, 1.5]])
+  assert repair(m, kernels, cache, "CPU", default["outputs"], lambda s: None) == [kernels[0].key]
+  e = json.loads(path.read_text())[key]
+  assert e["status"] == "alternate" and e["opts"] == good and e["time_us"] == 1.5 and e["rejected"] == bad
   assert check(tinygrad_latency(m, 1, lambda: tuned(path))["outputs"], default["outputs"])[0] is None
