@@ -50,7 +50,9 @@ FIRST_SHARE = 0.05
 # second_share; tune-model --second-share; None: off, each round by expected gain alone). A second round's expected gain is the
 # mean over kernels (NEXT_GAIN), so below a fifth of the model no kernel's is worth one, and a Llama block's fused gate/up GEMM
 # took every later round: its down projection (10-15% of the block, 1.33-1.38x BEAM=2's kernel, its pick two steps from BEAM=2's)
-# kept its first batch in every call (results/next_gain_h200.md, results/logs/models/h200_llama_timing)
+# kept its first batch in every call. At 0.05 on one H200 the block came to 1.05x BEAM=2's latency in three runs (1.09-1.10x without),
+# and the other five unseen networks tuned longer than in any call without it, four over 10% of BEAM=2's seconds: off
+# (results/llama_block_h200.md)
 SECOND_SHARE = None
 
 def strategy_params(strategy:str, strategy_args:dict|None) -> dict:
@@ -128,8 +130,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   pays for. later_share: a kernel's later round is taken only while the later rounds' seconds, this one's expected (its last later
   round's, or the mean later round's before its first) included, stay within this share of the tuning's other seconds, counted from
   `since` (a clock() time; default: now). second_share: while a kernel of at least this share of the model's current time has had
-  one round only, it is worth its second (whatever its expected gain) and no kernel gets a third. ready(j), if given (Beam.ready_first): kernel j's next round would start by timing; where
-  the chosen kernel's would wait on compiles, one of the next AHEAD worth a round whose round is compiled goes first.
+  one round only, it is worth its second (whatever its expected gain) and no kernel gets a third. ready(j), if given
+  (Beam.ready_first): kernel j's next round would start by timing; where the chosen kernel's would wait on compiles, one of the next AHEAD worth a round whose round is compiled goes first.
   Returns the budget each kernel was given."""
   n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
