@@ -131,7 +131,8 @@ def schedule(runs:list[int], times:list[float], search:Callable[[int, int], tupl
   round's, or the mean later round's before its first) included, stay within this share of the tuning's other seconds, counted from
   `since` (a clock() time; default: now). second_share: while a kernel of at least this share of the model's current time has had
   one round only, it is worth its second (whatever its expected gain) and no kernel gets a third. ready(j), if given
-  (Beam.ready_first): kernel j's next round would start by timing; where the chosen kernel's would wait on compiles, one of the next AHEAD worth a round whose round is compiled goes first.
+  (Beam.ready_first): kernel j's next round would start by timing; where the chosen kernel's would wait on compiles, one of the
+  next AHEAD worth a round whose round is compiled goes first.
   Returns the budget each kernel was given."""
   n, last = len(runs), 0.0
   firsts = first if isinstance(first, list) else [first]*n
