@@ -37,9 +37,9 @@ def repair(model, kernels:list[Kernel], cache:TunedCache, device:str, reference:
                                if k.split("|")[0] in keys}))
       return check(tinygrad_latency(model, 1, lambda: tuned(p))["outputs"], reference)[0]
   keys, bad, ren = [k.key for k in kernels if cache.get(k.key, device) is not None], [], renderer_for(device)
-  # halving finds what breaks the outputs alone or together; what still breaks them once those are out is looked for again
-  while run(keep := [k for k in keys if k not in bad]) is not None and (more := culprits(keep, lambda ks: run(ks) is not None)):
-    bad += more
+  # halving finds what breaks the outputs alone or together (its first probe: all that are left); what still breaks them once
+  # those are out is looked for again
+  while more := culprits([k for k in keys if k not in bad], lambda ks: run(ks) is not None): bad += more
   was = {k.key: cache.get(k.key, device) for k in kernels if k.key in bad}
   hand = {k.key: opts_to_json(hand_coded(scheduler(k.ast, ren))) for k in kernels if k.key in bad}
   for key, e in was.items():   # every culprit at its default first: an alternate is tried with none of them in the model

@@ -86,11 +86,13 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
   rep["kernels_searched"] = sum(r["status"] not in ("cached", "default") for r in rows)
   rep["budget"], rep["time_budget"] = sum(r["budget"] for r in rows), time_budget
   tuned_run, gst = tinygrad_latency(m, runs, lambda: tuned(tc.path)), time.perf_counter()
-  # a config that passed its kernel's check can still break the model (search.guard): such kernels go back to the default. The
-  # tuned run's outputs are the first probe; only where they differ from the default's is there more to run
+  # a config that passed its kernel's check can still break the model (search.guard): such kernels take their next-fastest config
+  # that does not, or the default. The tuned run's outputs are the first probe; only where they differ is there more to run
   rejected = [] if check(tuned_run["outputs"], default["outputs"])[0] is None else repair(m, kernels, tc, device, default["outputs"], log)
   for r in rows:
-    if r["key"] in rejected: r.update(status="rejected: its config breaks the model's outputs", tuned_us=r["default_us"])
+    if r["key"] in rejected:
+      e = tc.get(r["key"], device)
+      r.update(status=f"{e['status']}: its config broke the model's outputs", tuned_us=e["time_us"] if e["status"] == "alternate" else r["default_us"])
   if rejected: tuned_run = tinygrad_latency(m, runs, lambda: tuned(tc.path))
   rep["guard_s"], rep["rejected"] = time.perf_counter() - gst, len(rejected)
   rep["tuned_ms"], rep["tuned_first_s"], rep["tuned_launches"] = tuned_run["ms"], tuned_run["first_s"], tuned_run["applied"][0]

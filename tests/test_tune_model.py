@@ -361,7 +361,7 @@ def test_culprits_halves_down_to_the_configs_that_break_the_outputs():
   assert sorted(culprits(keys, breaks)) == ["k1", "k2", "k5"] and len(probes) < 2*len(keys)
   assert culprits(keys, lambda ks: False) == []
 
-def test_a_config_that_breaks_the_model_goes_back_to_the_default(tmp_path):
+def test_a_config_that_breaks_the_model_gives_way_to_its_next_fastest_right_one_or_the_default(tmp_path):
   # tinygrad 0.14.0 computes wrong when a PADTO'd reduce axis is unrolled (results/tinygrad_bugs/padded_reduce.py): a cached config
   # that does is found by the model's outputs and replaced by the hand-coded one, which computes right
   from search.cache import TunedCache, tuned
