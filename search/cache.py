@@ -73,18 +73,27 @@ _active: list[TunedCache] = []
 _tuners: list = []   # search.dropin.Tuner of each enable(tune=True), None for a replay-only enable
 _stats = {"tuned": 0, "default": 0}
 
-def _apply(linear, captured:bool=False):
+def _apply(linear, captured:bool=False, again=None):
   """`linear` with the active cache's opts set on every kernel the cache has (counted in stats); with drop-in tuning on, the kernels
-  it lacks are searched first (search.dropin). captured: TinyJit is capturing it."""
+  it lacks are searched first (search.dropin), and where `again` can run it (not under a TinyJit capture, where what it reads is
+  not computed yet), checked against tinygrad's defaults on the program's data (search.guard.check_tuned). captured: TinyJit is
+  capturing it."""
   if not _active or (dev := _linear_device(linear)) is None: return linear
   table = _active[-1].opts_for(dev)
-  if _tuners[-1] is not None: _tuners[-1].tune(linear, dev, table, _active[-1], captured)
+  if (t := _tuners[-1]) is not None:
+    t.tune(linear, dev, table, _active[-1], captured)
+    if again is not None and getattr(t, "guard", False):
+      from search.guard import check_tuned
+      check_tuned(t, linear, dev, table, _active[-1], again)
   kernels = [c.src[0].key.hex() for c in linear.src if c.src[0].op.name == "SINK"]
   _stats["tuned"] += sum(k in table for k in kernels); _stats["default"] += sum(k not in table for k in kernels)
   return with_opts(linear, table)
 
 def _patched(run_linear):
-  def run(linear, *args, **kwargs): return run_linear(_apply(linear), *args, **kwargs)
+  def run(linear, *args, **kwargs):
+    # the guard's runs of the same LINEAR: as the program's, leaving tinygrad's counters alone (update_stats is the 4th argument)
+    again = lambda lin: run_linear(lin, *args, **(kwargs if len(args) > 2 else {**kwargs, "update_stats": False}))
+    return run_linear(_apply(linear, again=again), *args, **kwargs)
   run.__wrapped__ = run_linear
   return run
 

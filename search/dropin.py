@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from tinygrad.uop.ops import Ops, UOp
 
 BUDGET = 10   # timed candidates per kernel, pooled: tune-model's default (search.task_scheduler.PER_KERNEL_DEFAULT)
-TOP = 4       # configs a cache entry keeps (its fastest measured): a later search of the kernel starts from them
-# what a kernel's second round is expected to gain: drop-in's kernels are all unseen, and on the unseen splits 2-4 the six timings
-# after the first batch gained 2.2-4.2% in mean (tune-model keeps task_scheduler.NEXT_GAIN, 1.5%, from corpus-shaped kernels). The
-# CNN training step on H100 is bimodal either way: at 0.03 1.038-1.071x BEAM=2's step in five runs and 1.155-1.249x in six, at
-# 0.015 1.064x, 1.076x and 1.18-1.23x in three (results/dropin_h100.md).
+TOP = 4       # configs a cache entry keeps (its fastest measured): a later search starts from them, the guard tries them next
+# a kernel's second round's expected gain: drop-in's kernels are all unseen; on the unseen splits 2-4 the six timings after the
+# first batch gained 2.2-4.2% in mean (tune-model's task_scheduler.NEXT_GAIN, 1.5%, is of corpus-shaped kernels). The CNN training
+# step on H100 is bimodal either way: at 0.03 1.038-1.071x BEAM=2's step in five runs, 1.155-1.249x in six (results/dropin_h100.md)
 NEXT_GAIN = 0.03
 SHOWN = 20    # per-kernel lines of the summary (the costliest kernels); KERNTUNE_REPORT has them all
 WHEN = ("first", "second", "jit")   # Tuner.when
@@ -54,22 +53,20 @@ class Tuner:
   # the scheduler comes to them (Preparing.hold): the CNN training step's 43 kernels left small compiled 409 configs nobody timed, 39%
   # of its compiles, queued in the pool before the larger kernels' rounds (2 x H200, results/logs/dropin/h200x2_later_expect)
   hold_small: bool = False
+  guard: bool = True   # a LINEAR just tuned is checked against tinygrad's defaults on the program's data (search.guard.check_tuned)
   strategy_args: dict|None = None   # the beam's parameters (KERNTUNE_BEAM; tune-model's --strategy-args), e.g. {"group_best": False}
   quiet: bool = False               # no progress and no summary
-  # when a kernel the cache lacks is tuned: at its first sight, where tinygrad's BEAM searches it, or at its second (the second
-  # LINEAR that runs it: a TinyJit's capture, a loop's second pass), its first run on tinygrad's default; a kernel a program runs
-  # once (weight init, a prompt's prefill) is then never searched. GPT-2's generation spent 12.5 of its 16.9 s of drop-in search
-  # on the LINEARs before its decode step (an idle H100, results/logs/dropin/h100_budget_gate_ab); at second sight it spent no
-  # less, its prefill's kernels met again in the prompt's next layer (results/dropin_when.md). "jit": only what TinyJit captures
-  # (the steady state of a jitted loop), the rest on tinygrad's default: GPT-2's search 6.7-6.9 s against 17.9 s at first sight
-  # (results/dropin_jit.md)
+  # when a kernel the cache lacks is tuned: at its first sight (as tinygrad's BEAM), at its second (a TinyJit's capture, a loop's
+  # second pass), so that what runs once is never searched, or "jit": only what TinyJit captures, the rest on tinygrad's default.
+  # GPT-2's generation: 12.5 of 16.9 s of search before its decode step at first sight, no less at second (its prefill's kernels
+  # recur in the next layer), 6.7-6.9 s at "jit" against 17.9 s (results/dropin_when.md, results/dropin_jit.md)
   when: str = "first"
   spent_s: float = 0.0
   timed: int = 0
   rows: list[dict] = field(default_factory=list)      # one per kernel met that was not replayed from the cache
   # where the seconds went, over every realize tuned: defaults (Measurers, pool start, the model's load, the defaults timed), first
-  # batches (scored and compiled), rounds (the scheduler's), finish (final checks, the cache)
-  phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("defaults", "first_batches", "rounds", "finish"), 0.0))
+  # batches (scored and compiled), rounds (the scheduler's), finish (final checks, the cache), guard (search.guard.check_tuned)
+  phases: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("defaults", "first_batches", "rounds", "finish", "guard"), 0.0))
   replayed: set[str] = field(default_factory=set)     # kernels met that the cache had
   once: set[str] = field(default_factory=set)         # when="second" ("jit"): kernels met once (outside TinyJit), on the default
   _seen: set[str] = field(default_factory=set)
@@ -307,7 +304,8 @@ class Tuner:
         top = [p for p in sorted((p for p, t in m.times.items() if t < math.inf), key=m.times.get)][:TOP]
         cache.put(row["key"], device, opts_to_json(o.opts), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
                   strategy="dropin", tune_s=round(row["search_s"], 3), timed=row["timed"], compiled=o.compiled, stopped=row["stopped"],
-                  kernel_budget=self.budget, top=[opts_to_json(p) for p in top], **({"at": row["at"]} if "at" in row else {}))
+                  kernel_budget=self.budget, top=[opts_to_json(p) for p in top],
+                  alternates=[[opts_to_json(p), m.times[p]*1e6] for p in top if p != o.opts][:3], **({"at": row["at"]} if "at" in row else {}))
         table[row["key"]] = o.opts
     elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
     elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
@@ -370,7 +368,7 @@ def from_env() -> Tuner:
   expected to save), KERNTUNE_FIRST_SHARE (the share from which a kernel's first batch is full size), KERNTUNE_LATER_SHARE (the
   share of the other tuning seconds later rounds may take, or off), KERNTUNE_WHEN (first, second, jit:
   a kernel tuned at its first sight, its second, or when TinyJit captures it), KERNTUNE_HOLD_SMALL=1 (Tuner.hold_small),
-  KERNTUNE_BEAM (the beam's parameters, JSON, as tune-model's --strategy-args)."""
+  KERNTUNE_BEAM (the beam's parameters, JSON, as tune-model's --strategy-args), KERNTUNE_GUARD=0 (no Tuner.guard)."""
   from search.task_scheduler import read_later_share
   env = os.environ.get
   return Tuner(budget=int(env("KERNTUNE_BUDGET") or BUDGET), kernel_s=float(env("KERNTUNE_KERNEL_S") or 60),
@@ -382,7 +380,8 @@ def from_env() -> Tuner:
                stop_gain=float(env("KERNTUNE_STOP_GAIN")) if env("KERNTUNE_STOP_GAIN") else None,
                first_share=float(env("KERNTUNE_FIRST_SHARE")) if env("KERNTUNE_FIRST_SHARE") else None,
                later_share=read_later_share(env("KERNTUNE_LATER_SHARE")) if env("KERNTUNE_LATER_SHARE") else LATER_SHARE, when=env("KERNTUNE_WHEN") or "first",
-               hold_small=_flag(env("KERNTUNE_HOLD_SMALL")), strategy_args=_json(env("KERNTUNE_BEAM"), "KERNTUNE_BEAM"))
+               hold_small=_flag(env("KERNTUNE_HOLD_SMALL")), strategy_args=_json(env("KERNTUNE_BEAM"), "KERNTUNE_BEAM"),
+               guard=env("KERNTUNE_GUARD", "1") != "0")
 
 def _json(v:str|None, var:str) -> dict|None:
   try: d = json.loads(v) if v else None

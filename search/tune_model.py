@@ -26,7 +26,7 @@ from search.latency import ROUNDS, check, interleaved, tinygrad_latency, torch_l
 from search.schedule import NEXT_GAIN, PER_KERNEL_DEFAULT, tune_kernels
 from search.task_scheduler import FIRST_SHARE, LATER_SHARE, SECOND_SHARE, bad_later_share, read_later_share, scheduled
 from search.beam_compare import beam_kernels
-from search.guard import repair
+from search.guard import fix
 
 LEARNED = ("beam", "mcts", "pure-model")
 
@@ -143,6 +143,18 @@ def tune_model(model:str|Path|Any, example_inputs:tuple|None=None, *, name:str|N
     (Path(out) / f"{name}.json").write_text(json.dumps(rep, indent=1, default=float))
   log(table(rep))
   return rep
+
+def repair(model, kernels:list, cache:TunedCache, device:str, reference:list, log:Callable) -> list[str]:
+  """Where the model with `cache`'s configs computes other outputs than `reference` (tinygrad's default run): the kernels whose
+  configs break them, each put back in the cache to the next-fastest config its search timed that passes (status `alternate`) or
+  else to its hand-coded config, its own kept as `rejected` (search.guard.fix). Returns their keys."""
+  def differs(keys:list[str], instead:dict[str, list]) -> bool:   # instead: other opts for some of them
+    with tempfile.TemporaryDirectory(prefix="kerntune_guard_") as tmp:
+      p = Path(tmp) / "subset.json"
+      p.write_text(json.dumps({k: {**v, "opts": instead.get(k.split("|")[0], v["opts"])} for k, v in cache.entries.items()
+                               if k.split("|")[0] in keys}))
+      return check(tinygrad_latency(model, 1, lambda: tuned(p))["outputs"], reference)[0] is not None
+  return fix(kernels, [k.key for k in kernels if cache.get(k.key, device) is not None], cache, device, differs, log)
 
 def table(rep:dict) -> str:
   lines = [f"{'#':>3} {'kernel':24} {'runs':>4} {'share':>6} {'default_us':>10} {'hand_us':>8} {'tuned_us':>9} {'budget':>6} {'timed':>5}  status"]

@@ -385,3 +385,53 @@ def test_bench_dropin_refuses_another_devices_runs_before_any_work(tmp_path):
   (runs / "vit_infer.beam2.json").write_text(json.dumps({**seed, "device": here}))
   r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
   assert "done before" in r.stdout and "another device" not in r.stderr, r
+
+def _inplace(acc:Tensor, a:np.ndarray, b:np.ndarray):
+  """An in-place update (the LINEAR reads and writes acc) by a bmm whose reduce axis of 33 PADTO can pad to 48."""
+  acc.assign(acc + Tensor(a) @ Tensor(b)).realize()
+
+def test_the_guard_finds_a_config_that_breaks_a_linear_and_leaves_its_buffers_as_they_were(tmp_path):
+  # tinygrad 0.14.0 computes wrong when a PADTO'd reduce axis is unrolled (results/tinygrad_bugs/padded_reduce.py): the guard runs
+  # the LINEAR with it and with tinygrad's default on the program's own buffers, finds it, and puts the default (or a right
+  # alternate) in its place; the buffer it writes (acc, read and written in place) holds after what it held before
+  import tinygrad.engine.realize as R
+  from search.guard import check_linear
+  from dataset.kernel import TINYGRAD_VERSION, opts_from_json, with_opts
+  rng = np.random.default_rng(0)
+  a, b = rng.standard_normal((3, 64, 33)).astype(np.float32), rng.standard_normal((3, 33, 16)).astype(np.float32)
+  acc = Tensor(rng.standard_normal((3, 64, 16)).astype(np.float32)).realize()
+  acc0 = acc.numpy()
+  linear = acc.assign(acc + Tensor(a) @ Tensor(b)).schedule_linear()
+  run = getattr(R.run_linear, "__wrapped__", R.run_linear)
+  keys = [c.src[0].key.hex() for c in linear.src if c.src[0].op.name == "SINK" and any(u.op.name == "REDUCE" for u in c.src[0].toposort())]
+  assert len(keys) == 1   # the bmm (the assign's copy is another kernel)
+  key, cache, bad = keys[0], TunedCache(tmp_path / "t.json"), [["PADTO", 3, 16], ["UNROLL", 0, 4]]
+  cache.put(key, "CPU", bad, time_us=1.0, hand_coded_us=2.0, name="bmm")
+  table = {key: tuple(opts_from_json(bad))}
+  assert check_linear(linear, [key], cache, "CPU", table, run, lambda s: None) == [key]
+  np.testing.assert_array_equal(acc.numpy(), acc0)   # every probe's writes undone
+  e = json.loads((tmp_path / "t.json").read_text())[f"{key}|CPU|{TINYGRAD_VERSION}"]
+  assert e["status"] == "rejected" and e["rejected"] == bad and table[key] == tuple(opts_from_json(e["opts"]))
+  # with the search's next-fastest configs kept, the first that is right takes its place (another broken one does not)
+  good = [["UPCAST", 1, 4]]
+  cache.put(key, "CPU", bad, time_us=1.0, hand_coded_us=2.0, name="bmm", alternates=[[[["PADTO", 3, 16], ["UNROLL", 0, 2]], 1.2], [good, 1.5]])
+  table = {key: tuple(opts_from_json(bad))}
+  assert check_linear(linear, [key], cache, "CPU", table, run, lambda s: None) == [key]
+  e = json.loads((tmp_path / "t.json").read_text())[f"{key}|CPU|{TINYGRAD_VERSION}"]
+  assert e["status"] == "alternate" and e["opts"] == good and e["time_us"] == 1.5 and table[key] == tuple(opts_from_json(good))
+  np.testing.assert_array_equal(acc.numpy(), acc0)
+  assert check_linear(linear, [key], cache, "CPU", table, run, lambda s: None) == []   # a right config: nothing to fix
+  run(with_opts(linear, table))   # the program's own run, once
+  np.testing.assert_allclose(acc.numpy(), acc0 + a @ b, rtol=1e-4, atol=1e-4)
+
+def test_dropin_checks_what_it_tuned_and_runs_an_inplace_update_once(tmp_path):
+  rng = np.random.default_rng(1)
+  a, b = rng.standard_normal((3, 64, 33)).astype(np.float32), rng.standard_normal((3, 33, 16)).astype(np.float32)
+  acc0 = rng.standard_normal((3, 64, 16)).astype(np.float32)
+  acc = Tensor(acc0).realize()
+  t = Tuner(budget=4, kernel_s=20, quiet=True)
+  with tuned(tmp_path / "tuned.json", tuner=t): _inplace(acc, a, b)
+  np.testing.assert_allclose(acc.numpy(), acc0 + a @ b, rtol=1e-4, atol=1e-4)   # the update ran once, right
+  tuned_rows = [r for r in t.rows if r["status"] == "tuned"]
+  assert tuned_rows and all(r["checked"] is True for r in tuned_rows) and t.phases["guard"] > 0
+  assert not Tuner(guard=False).guard and Tuner().guard

@@ -365,7 +365,7 @@ def test_a_config_that_breaks_the_model_gives_way_to_its_next_fastest_right_one_
   # tinygrad 0.14.0 computes wrong when a PADTO'd reduce axis is unrolled (results/tinygrad_bugs/padded_reduce.py): a cached config
   # that does is found by the model's outputs and replaced by the hand-coded one, which computes right
   from search.cache import TunedCache, tuned
-  from search.guard import repair
+  from search.tune_model import repair
   from search.latency import check, tinygrad_latency
   from search.onnx_model import open_model
   class Bmm(nn.Module):
