@@ -72,6 +72,7 @@ class Tuner:
   _seen: set[str] = field(default_factory=set)
   _scorers: dict = field(default_factory=dict)
   _busy: bool = False
+  _hand: dict = field(default_factory=dict)   # key -> the compiled default of a kernel just tuned: the guard's reference runs it
   _captured: bool = False   # a TinyJit capture was met (when="jit" tunes nothing in a program without one: the summary says so)
 
   def __post_init__(self):
@@ -306,7 +307,7 @@ class Tuner:
                   strategy="dropin", tune_s=round(row["search_s"], 3), timed=row["timed"], compiled=o.compiled, stopped=row["stopped"],
                   kernel_budget=self.budget, top=[opts_to_json(p) for p in top],
                   alternates=[[opts_to_json(p), m.times[p]*1e6] for p in top if p != o.opts][:3], **({"at": row["at"]} if "at" in row else {}))
-        table[row["key"]] = o.opts
+        table[row["key"]], self._hand[row["key"]] = o.opts, m.program(m.hand)
     elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
     elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing
       small = self._small(row["runs"]*row["default_us"], now_us)

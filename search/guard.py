@@ -70,15 +70,21 @@ def written(linear:UOp) -> list:
       if (b := getattr(u, "buffer", None)) is not None and hasattr(b, "ensure_allocated"): out[id(b)] = b
   return list(out.values())
 
-def check_linear(linear:UOp, new:list[str], cache, device:str, table:dict, run:Callable[[UOp], None], log:Callable) -> list[str]:
+def check_linear(linear:UOp, new:list[str], cache, device:str, table:dict, run:Callable[[UOp], None], log:Callable,
+                 hand:dict[str, UOp]|None=None) -> list[str]:
   """Drop-in's guard: whether `linear` computes what it does with tinygrad's defaults for the kernels `new` (just tuned, cached),
   on the program's own data, every buffer it writes compared; the configs that break it are fixed as repair does (their new opts
-  in `table` too). Every buffer it writes holds, after, what it held before: the program's own run comes next. Returns their keys."""
+  in `table` too). Every buffer it writes holds, after, what it held before: the program's own run comes next. Returns their keys.
+  hand: kernels' defaults compiled already (PROGRAMs, the search's), run in their place, so the program compiles no default here
+  (on the CPU, 3 s of a CNN training step's 11-s guard; results/dropin_guard_cpu.md). The tuned run compiles the tuned kernels as
+  the program's own run would right after, and that run then finds them compiled."""
   bufs = [b.ensure_allocated() for b in written(linear)]
   saved = [_copyout(b) for b in bufs]
   def outputs(opts:dict) -> list[np.ndarray]:
     for b, x in zip(bufs, saved): _copyin(b, x)
-    run(with_opts(linear, opts))
+    progs = {k: p for k, p in (hand or {}).items() if k not in opts and p is not None}
+    run(with_opts(linear.replace(src=tuple(c.replace(src=(progs[k], *c.src[1:])) if (k := c.src[0].key.hex()) in progs else c
+                                         for c in linear.src)), opts))
     return [_copyout(b) for b in bufs]
   trusted = {k: o for k, o in table.items() if k not in new}
   try:
@@ -103,7 +109,7 @@ def check_tuned(tuner, linear:UOp, device:str, table:dict, cache, run:Callable[[
   if not rows: return
   say = (lambda s: None) if tuner.quiet else (lambda s: print(f"kerntune: {s}", file=sys.stderr, flush=True))
   st, bad = time.perf_counter(), []
-  try: bad = check_linear(linear, [r["key"] for r in rows], cache, device, table, run, say)
+  try: bad = check_linear(linear, [r["key"] for r in rows], cache, device, table, run, say, {r["key"]: tuner._hand.pop(r["key"], None) for r in rows})
   except Exception as e:
     from dataset.errors import one_line
     for r in rows: r["checked"] = f"failed: {one_line(e, 200)}"
