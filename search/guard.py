@@ -89,9 +89,11 @@ def check_linear(linear:UOp, new:list[str], cache, device:str, table:dict, run:C
   trusted = {k: o for k, o in table.items() if k not in new}
   try:
     ref = outputs(trusted)
-    def differs(keys:list[str], instead:dict) -> bool:
+    def differs(keys:list[str], instead:dict) -> bool:   # a run that raises differs too: the program's own would raise
       opts = {**trusted, **{k: opts_from_json(instead.get(k, cache.get(k, device)["opts"])) for k in keys}}
-      return any(compare(g, r) is not None for g, r in zip(outputs(opts), ref))
+      try: got = outputs(opts)
+      except Exception: return True
+      return any(compare(g, r) is not None for g, r in zip(got, ref))
     if not differs(new, {}): return []
     asts = {c.src[0].key.hex(): c.src[0] for c in linear.src if c.src[0].op is Ops.SINK}
     kernels = [Kernel(k, asts[k], (cache.get(k, device) or {}).get("name", k[:12]), "dropin", "dropin") for k in new if k in asts]

@@ -421,6 +421,9 @@ def test_the_guard_finds_a_config_that_breaks_a_linear_and_leaves_its_buffers_as
   assert e["status"] == "alternate" and e["opts"] == good and e["time_us"] == 1.5 and table[key] == tuple(opts_from_json(good))
   np.testing.assert_array_equal(acc.numpy(), acc0)
   assert check_linear(linear, [key], cache, "CPU", table, run, lambda s: None) == []   # a right config: nothing to fix
+  cache.put(key, "CPU", [["UPCAST", 9, 4]], time_us=1.0, hand_coded_us=2.0, name="bmm")   # one tinygrad cannot apply: the run raises
+  assert check_linear(linear, [key], cache, "CPU", {key: tuple(opts_from_json([["UPCAST", 9, 4]]))}, run, lambda s: None) == [key]
+  np.testing.assert_array_equal(acc.numpy(), acc0)
   run(with_opts(linear, table))   # the program's own run, once
   np.testing.assert_allclose(acc.numpy(), acc0 + a @ b, rtol=1e-4, atol=1e-4)
 
