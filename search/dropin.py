@@ -44,9 +44,8 @@ class Tuner:
   timing: str = "cold"              # candidates timed after an L2 flush (cold), without (warm), or warm where they fit (search.measure)
   next_gain: float = NEXT_GAIN      # what a kernel's second round is expected to gain
   stop_gain: float|None = None      # the share of the program's time a round must be expected to save (None: task_scheduler.STOP_GAIN)
-  # a kernel's first batch and descent in proportion to its share of the LINEAR's time, full from this share up
-  # (task_scheduler.first_effort; None: every kernel the beam's full batch). GPT-2's 37 kernels of 1-16% each spend its search on
-  # 37 first batches of 9; 0.05 left its search seconds within their spread (results/dropin_variants.md)
+  # a kernel's first batch and descent by its share of the LINEAR's time, full from this share up (task_scheduler.first_effort; None:
+  # full for all). GPT-2's 37 kernels of 1-16%: 0.05 left its search seconds within their spread (results/dropin_variants.md)
   first_share: float|None = None
   later_share: float|None = LATER_SHARE   # later rounds take at most this share of the tuning's other seconds (None: no limit)
   # kernels whose first round is not worth STOP_GAIN of the program's time at its defaults keep their first batches uncompiled until
@@ -344,7 +343,8 @@ class Tuner:
       lines.append(f"  {r['name']}: {r['default_us']:.1f} -> {r['us']:.1f} us ({r['default_us']/r['us']:.2f}x), {r['kernel']}{at} x{r['runs']}, "
                    f"{r['timed']} timed in {r['search_s']:.1f} s, stopped {'on its budget' if r['stopped'] == 'budget' else 'converged'}")
     if len(tuned) > SHOWN: lines.append(f"  ... {len(tuned) - SHOWN} more tuned (KERNTUNE_REPORT=FILE.json writes every kernel)")
-    lines += [f"  {r['name']}: {r['status']} (left default), {r['kernel']}" for r in self.rows if r["status"] == "symbolic" or r["status"].startswith("failed")]
+    lines += [f"  {r['name']}: " + (f"its tuned config changed the program's outputs: {'its next-fastest' if r['guard'] == 'alternate' else 'left default'}"
+              if r.get("guard") else f"{r['status']} (left default)") + f", {r['kernel']}" for r in self.rows if r.get("guard") or r["status"] == "symbolic" or r["status"].startswith("failed")]
     if self.when == "jit" and not self._captured and self.once:
       lines.append("  KERNTUNE_WHEN=jit tunes what TinyJit captures, and this program captured nothing: KERNTUNE_WHEN=first tunes every kernel")
     return "\n".join(lines)

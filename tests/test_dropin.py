@@ -438,3 +438,14 @@ def test_dropin_checks_what_it_tuned_and_runs_an_inplace_update_once(tmp_path):
   tuned_rows = [r for r in t.rows if r["status"] == "tuned"]
   assert tuned_rows and all(r["checked"] is True for r in tuned_rows) and t.phases["guard"] > 0
   assert not Tuner(guard=False).guard and Tuner().guard
+
+def test_the_summary_names_the_kernels_the_guard_changed():
+  t = Tuner(quiet=True)
+  base = {"runs": 1, "default_us": 4.0, "timed": 3, "search_s": 0.5, "stopped": "budget", "kernel": "r_8_8"}
+  t.rows = [{**base, "name": "kernel 1", "key": "a", "status": "rejected", "guard": "rejected", "us": 4.0},
+            {**base, "name": "kernel 2", "key": "b", "status": "tuned", "guard": "alternate", "us": 2.0},
+            {**base, "name": "kernel 3", "key": "c", "status": "tuned", "us": 1.0}]
+  s = t.summary("c.json")
+  assert "kernel 1: its tuned config changed the program's outputs: left default" in s and "(1 rejected)" in s
+  assert "kernel 2: its tuned config changed the program's outputs: its next-fastest" in s and "2 kernel(s) tuned" in s
+  assert "kernel 3: its tuned" not in s
