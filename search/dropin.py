@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from tinygrad.uop.ops import Ops, UOp
 
 BUDGET = 10   # timed candidates per kernel, pooled: tune-model's default (search.task_scheduler.PER_KERNEL_DEFAULT)
-TOP = 4       # configs a cache entry keeps (its fastest measured): a later search starts from them, the guard tries them next
+TOP = 4       # configs a cache entry keeps (its fastest measured): a later search of the kernel starts from them
 # a kernel's second round's expected gain: drop-in's kernels are all unseen; on the unseen splits 2-4 the six timings after the
 # first batch gained 2.2-4.2% in mean (tune-model's task_scheduler.NEXT_GAIN, 1.5%, is of corpus-shaped kernels). The CNN training
 # step on H100 is bimodal either way: at 0.03 1.038-1.071x BEAM=2's step in five runs, 1.155-1.249x in six (results/dropin_h100.md)
@@ -305,7 +305,7 @@ class Tuner:
         cache.put(row["key"], device, opts_to_json(o.opts), time_us=row["us"], hand_coded_us=row["default_us"], name=row["kernel"],
                   strategy="dropin", tune_s=round(row["search_s"], 3), timed=row["timed"], compiled=o.compiled, stopped=row["stopped"],
                   kernel_budget=self.budget, top=[opts_to_json(p) for p in top],
-                  alternates=[[opts_to_json(p), m.times[p]*1e6] for p in top if p != o.opts][:3], **({"at": row["at"]} if "at" in row else {}))
+                  alternates=m.alternates(o.opts), **({"at": row["at"]} if "at" in row else {}))
         table[row["key"]], self._hand[row["key"]] = o.opts, m.program(m.hand)
     elif row["status"] is None and hit is not None: self.rows.remove(row); self.replayed.add(row["key"])   # a retune with no round: as cached
     elif row["status"] is None:   # no round was worth it (or the pool ran out first): the default, cached so a rerun decides nothing

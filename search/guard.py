@@ -120,5 +120,5 @@ def check_tuned(tuner, linear:UOp, device:str, table:dict, cache, run:Callable[[
     if r["key"] in bad:   # an alternate is still a tuned config (at its own time); a rejected one leaves the default
       e = cache.get(r["key"], device)
       r.update(guard=e["status"], **({"us": e["time_us"]} if e["status"] == "alternate" and e["time_us"] else {"status": "rejected", "us": r["default_us"]}))
-  tuner.phases["guard"] = tuner.phases.get("guard", 0.0) + (dt := time.perf_counter() - st)
+  tuner.phases["guard"] += (dt := time.perf_counter() - st)
   tuner.spent_s += dt

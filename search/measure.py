@@ -10,7 +10,7 @@ from tinygrad.codegen.opt import Opt
 from tinygrad.uop.ops import UOp
 from dataset.compile import Task, Compiled, Overdue, configure, hang_limit, kill_pool, make_pool, run_kernel_task
 from dataset.device import L2Flush, renderer_for
-from dataset.kernel import Kernel, scheduler
+from dataset.kernel import Kernel, opts_to_json, scheduler
 from dataset.sampler import hand_coded, reference_opts
 from dataset.timing import Bench, RunTimeout, widen
 from search.commute import normal_form
@@ -381,6 +381,12 @@ class Measurer:
     if c.prg is not None: self.progs[opts] = c.prg
 
   def program(self, opts:tuple[Opt, ...]) -> UOp|None: return self.progs.get(opts)
+
+  ALTERNATES = 3   # next-fastest configs a tuned kernel's cache entry keeps (search.guard's fallbacks)
+  def alternates(self, pick:tuple[Opt, ...]) -> list[list]:
+    """The next-fastest configs timed after `pick`, not the default, as a cache entry keeps them: [opts (JSON), us], fastest first."""
+    alts = sorted((t, o) for o, t in self.times.items() if t < math.inf and o not in (pick, self.hand))[:self.ALTERNATES]
+    return [[opts_to_json(o), t*1e6] for t, o in alts]
 
   def close(self):
     for f in self._ahead.values(): f.cancel()   # what nobody will collect: its compile is dropped if it has not started

@@ -40,8 +40,6 @@ from search.measure import Budget, Measurer
 
 from search.task_scheduler import MIN_PER_KERNEL, NEXT_GAIN, PER_KERNEL_DEFAULT, first_effort, pooled, readiness, schedule, scheduled, work_of
 
-ALTERNATES = 3   # a tuned kernel's next-fastest configs kept in its cache entry (search.guard's fallbacks)
-
 def sibling_picks(ctxs:dict[int, Context], searched:list[int]) -> dict[int, list[tuple]]:
   """Per searched kernel, the fastest measured config of each other searched kernel of the same loop nest (full shape and axis
   types) that it has not measured and that applies to it. A nest that occurs more than once in a model (ResNet's repeated blocks
@@ -212,11 +210,9 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
       r.update(status=f"failed: {o.check}", tuned_us=r["default_us"])
       log(f"  {k_name(i)}: nothing verified, keeps the default: {o.check}"); continue
     r.update(status="tuned", tuned_us=o.time_s*1e6, opts=opts_to_json(o.opts), siblings_timed=len(sib.get(i, [])), from_sibling=o.opts in sib.get(i, []))
-    # the next-fastest configs timed, unverified: what search.guard tries before the default where the answer breaks the model
-    alts = sorted((t, c2) for c2, t in m.times.items() if t < math.inf and c2 not in (o.opts, m.hand))[:ALTERNATES]
     cache.put(k.key, device, opts_to_json(o.opts), time_us=o.time_s*1e6, hand_coded_us=o.hand_time_s*1e6, name=k.name,
               strategy=strategy, model=model_name, tune_s=r["tune_s"], timed=r["timed"], compiled=o.compiled,
-              alternates=[[opts_to_json(c2), t*1e6] for t, c2 in alts])
+              alternates=m.alternates(o.opts))   # unverified: what search.guard tries before the default where the answer breaks the model
     log(f"  {k_name(i)} x{r['occurrences']} ({r['share']:.1%}): {r['hand_coded_us']:.1f} -> {r['tuned_us']:.1f} us, "
         f"budget {alloc[j]}, {r['timed']} timed{' (a sibling kernel config)' if r['from_sibling'] else ''}, {r['tune_s']:.1f} s (" + ", ".join(f"{ph[:-2]} {v:.1f}" for ph, v in r["phases"].items()) + ")")
   return rows

@@ -437,6 +437,10 @@ def test_dropin_checks_what_it_tuned_and_runs_an_inplace_update_once(tmp_path):
   np.testing.assert_allclose(acc.numpy(), acc0 + a @ b, rtol=1e-4, atol=1e-4)   # the update ran once, right
   tuned_rows = [r for r in t.rows if r["status"] == "tuned"]
   assert tuned_rows and all(r["checked"] is True for r in tuned_rows) and t.phases["guard"] > 0
+  # each tuned entry keeps its next-fastest timed configs (the guard's fallbacks): not its pick, fastest first
+  for r in tuned_rows:
+    e = TunedCache(tmp_path / "tuned.json").get(r["key"], "CPU")
+    assert e["alternates"] and all(o != e["opts"] for o, _ in e["alternates"]) and [us for _, us in e["alternates"]] == sorted(us for _, us in e["alternates"])
   assert not Tuner(guard=False).guard and Tuner().guard
 
 def test_the_summary_names_the_kernels_the_guard_changed():
