@@ -122,8 +122,18 @@ def optimized_ast(base:Scheduler, opts:tuple[Opt, ...]) -> UOp:
   return ast.substitute({p: p.replace(arg=replace(p.arg, device=dev)) for p in ast.toposort() if p.op is Ops.PARAM})
 
 def compile_ast(ast:UOp, ren:Renderer) -> UOp:
+  # a worker compiles thousands of programs, so the cache would only grow: its own entry goes; in the process that runs the
+  # program (workers=0), what that program compiled, or what precompiled put there, stays
+  fresh = (key := cg.to_program_key(ast, ren)) not in cg.to_program_cache
   try: return cg.to_program(ast, ren)
-  finally: cg.to_program_cache.clear()  # a worker compiles thousands of programs; the cache would only grow
+  finally:
+    if fresh: cg.to_program_cache.pop(key, None)
+
+def precompiled(ast:UOp, opts:tuple[Opt, ...], prg:UOp|None, device:str) -> None:
+  """A search's compile `prg` of kernel `ast` at `opts` put in tinygrad's compile cache, where a real run of `ast` with those opts
+  (dataset.kernel.with_opts) looks it up: that run compiles nothing, and runs the very binary the search timed and verified."""
+  from tinygrad import Device
+  if prg is not None: cg.to_program_cache[cg.to_program_key(ast.replace(arg=replace(ast.arg, opts_to_apply=tuple(opts))), Device[device].renderer)] = prg
 
 def run_task(task:Task) -> Compiled:
   rng = random.Random(task.seed)

@@ -119,8 +119,7 @@ class Tuner:
         continue
       if hit is None and ((self.when == "second" and key not in self.once) or (self.when == "jit" and not captured)):
         self.once.add(key); continue   # its first sight (outside a capture): tinygrad's default, neither searched nor cached
-      self._seen.add(key)
-      self.once.discard(key)
+      self._seen.add(key); self.once.discard(key)
       s = _scheduler(a, device)   # None: a kernel the Scheduler cannot take is not searched either
       row = {"name": f"kernel {len(self.rows) + 1}", "key": key, "kernel": "?" if s is None else describe(s), "runs": runs[key], "status": None}
       self.rows.append(row)
@@ -314,6 +313,7 @@ class Tuner:
       cache.put(row["key"], device, opts_to_json(m.hand), time_us=row["default_us"], hand_coded_us=row["default_us"], name=row["kernel"],
                 strategy="default", tune_s=round(row["search_s"], 3), timed=0, stopped=row["stopped"], kernel_budget=self.budget)
       table[row["key"]] = m.hand
+    if row["key"] in table: m.precompile(table[row["key"]])   # the program's run finds the answer compiled
 
   def report(self, cache_path) -> dict:
     """The whole run: counts, seconds, and every kernel's row (KERNTUNE_REPORT writes it as JSON)."""

@@ -76,8 +76,8 @@ def check_linear(linear:UOp, new:list[str], cache, device:str, table:dict, run:C
   on the program's own data, every buffer it writes compared; the configs that break it are fixed as repair does (their new opts
   in `table` too). Every buffer it writes holds, after, what it held before: the program's own run comes next. Returns their keys.
   hand: kernels' defaults compiled already (PROGRAMs, the search's), run in their place, so the program compiles no default here
-  (on the CPU, 3 s of a CNN training step's 11-s guard; results/dropin_guard_cpu.md). The tuned run compiles the tuned kernels as
-  the program's own run would right after, and that run then finds them compiled."""
+  (on the CPU, 3 s of a CNN training step's 11-s guard; results/dropin_guard.md). The tuned kernels the tuned run finds compiled
+  too: drop-in put its search's programs in tinygrad's compile cache (dataset.compile.precompiled)."""
   bufs = [b.ensure_allocated() for b in written(linear)]
   saved = [_copyout(b) for b in bufs]
   def outputs(opts:dict) -> list[np.ndarray]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 from tinygrad.codegen.opt import Opt
 from tinygrad.uop.ops import UOp
-from dataset.compile import Task, Compiled, Overdue, configure, hang_limit, kill_pool, make_pool, run_kernel_task
+from dataset.compile import Task, Compiled, Overdue, configure, hang_limit, kill_pool, make_pool, precompiled, run_kernel_task
 from dataset.device import L2Flush, renderer_for
 from dataset.kernel import Kernel, opts_to_json, scheduler
 from dataset.sampler import hand_coded, reference_opts
@@ -381,6 +381,7 @@ class Measurer:
     if c.prg is not None: self.progs[opts] = c.prg
 
   def program(self, opts:tuple[Opt, ...]) -> UOp|None: return self.progs.get(opts)
+  def precompile(self, opts:tuple[Opt, ...]) -> None: precompiled(self.kernel.ast, opts, self.progs.get(opts), self.device)   # see there
 
   ALTERNATES = 3   # next-fastest configs a tuned kernel's cache entry keeps (search.guard's fallbacks)
   def alternates(self, pick:tuple[Opt, ...]) -> list[list]:

@@ -453,3 +453,23 @@ def test_the_summary_names_the_kernels_the_guard_changed():
   assert "kernel 1: its tuned config changed the program's outputs: left default" in s and "(1 rejected)" in s
   assert "kernel 2: its tuned config changed the program's outputs: its next-fastest" in s and "2 kernel(s) tuned" in s
   assert "kernel 3: its tuned" not in s
+
+def test_the_program_runs_the_binaries_its_search_compiled(tmp_path, monkeypatch):
+  """Each kernel's answer (tuned or default) goes into tinygrad's compile cache as the search compiled it: the program's own run
+  after the search compiles nothing (on the GPU the tuned compiles were 5-6 s of a CNN step's first result)."""
+  import tinygrad.codegen as cg
+  import tinygrad.engine.realize as R
+  from tinygrad.uop.ops import Ops
+  rng = np.random.default_rng(2)
+  w0, x0 = rng.standard_normal((24, 16)).astype(np.float32), rng.standard_normal((32, 24)).astype(np.float32)
+  ref = _forward(w0, x0)
+  missing, lower = [], R.lower_and_compile
+  def spy(linear):
+    calls = [a for c in linear.toposort() if c.op is Ops.CALL and (a := R._get_call_to_compile(c)) is not None]
+    missing.extend(a[0].arg.name for a in calls if cg.to_program_key(*a) not in cg.to_program_cache)
+    return lower(linear)
+  monkeypatch.setattr(R, "lower_and_compile", spy)
+  t = Tuner(budget=4, kernel_s=20, quiet=True, guard=False)
+  with tuned(tmp_path / "tuned.json", tuner=t): out = _forward(w0, x0)
+  assert t.rows and {r["status"] for r in t.rows} <= {"tuned", "small"} and missing == [], missing
+  np.testing.assert_allclose(out, ref, rtol=1e-4)

@@ -54,6 +54,9 @@
 # the round after the first batch (a development use of split 44).
 # SPLIT=45 (48 kernels, 4 more in the training data and skipped; one nvidia-h200; logs ../s45_h200/c1-c3): c1 `BEAM_ONLY=1 SPLIT=45 T=540`
 # (37 picks), c2 `BEAM_ONLY=1 SPLIT=45 T=450` (the other 11), c3 `CACHED=1 R=4 V='[{}, {}, {}]' SPLIT=45 T=540`: four runs at the defaults.
+# SPLIT=46 (40 kernels, 2 more in the training data and skipped; one nvidia-h200; logs ../s46_h200/c1-c2): c1 `BEAM_ONLY=1 SPLIT=46 T=540`
+# (23 picks), c2 `BEAM_S=320 R=4 V='[{"second_opinion": 3}, {}, {"second_opinion": 3}]' SPLIT=46 T=570`: BEAM=2 on the other 17, then
+# four learned runs, 0 and 2 the defaults, 1 and 3 Beam.second_opinion.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
