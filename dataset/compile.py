@@ -13,7 +13,7 @@ from tinygrad.helpers import Context
 from tinygrad.renderer import Renderer
 from tinygrad.uop.ops import UOp, Ops
 import tinygrad.codegen as cg
-from dataset.kernel import Kernel, scheduler
+from dataset.kernel import Kernel, opts_set, scheduler
 from dataset.sampler import model_children, propose, replay, shuffled_children
 
 ONE_TRY = ("fixed", "hand", "tinygrad-beam")   # kinds whose one proposal is given (or deterministic): no retries
@@ -133,7 +133,7 @@ def precompiled(ast:UOp, opts:tuple[Opt, ...], prg:UOp|None, device:str) -> None
   """A search's compile `prg` of kernel `ast` at `opts` put in tinygrad's compile cache, where a real run of `ast` with those opts
   (dataset.kernel.with_opts) looks it up: that run compiles nothing, and runs the very binary the search timed and verified."""
   from tinygrad import Device
-  if prg is not None: cg.to_program_cache[cg.to_program_key(ast.replace(arg=replace(ast.arg, opts_to_apply=tuple(opts))), Device[device].renderer)] = prg
+  if prg is not None: cg.to_program_cache[cg.to_program_key(opts_set(ast, opts), Device[device].renderer)] = prg
 
 def run_task(task:Task) -> Compiled:
   rng = random.Random(task.seed)

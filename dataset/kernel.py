@@ -158,11 +158,15 @@ def opts_to_json(opts) -> list: return [[o.op.name, o.axis, list(o.arg) if isins
 def opts_from_json(js) -> tuple[Opt, ...]:
   return tuple(Opt(OptOps[op], axis, tuple(arg) if isinstance(arg, list) else arg) for op, axis, arg in js)
 
+def opts_set(ast:UOp, opts:tuple[Opt, ...]) -> UOp:
+  """The kernel SINK a real run compiles for `ast` at `opts` (tinygrad's compile cache is keyed by it: dataset.compile.precompiled)."""
+  return ast.replace(arg=replace(ast.arg, opts_to_apply=tuple(opts)))
+
 def with_opts(linear:UOp, opts_by_key:dict[str, tuple[Opt, ...]]) -> UOp:
   """The LINEAR with `opts_to_apply` set on every kernel whose raw-AST key has stored opts; other kernels keep tinygrad's default.
   This is how chosen opts reach a real run: kernels compile in spawned workers, so patching apply_opts would not."""
   def sub(call:UOp) -> UOp:
     ast = call.src[0]
     if ast.op is not Ops.SINK or (opts := opts_by_key.get(ast.key.hex())) is None: return call
-    return call.replace(src=(ast.replace(arg=replace(ast.arg, opts_to_apply=tuple(opts))), *call.src[1:]))
+    return call.replace(src=(opts_set(ast, opts), *call.src[1:]))
   return linear.replace(src=tuple(sub(c) for c in linear.src))
