@@ -3,6 +3,7 @@
 where low precision itself overflows."""
 import numpy as np
 import pytest
+from tinygrad import Tensor
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import Ops
 from dataset.corpus import parse_variant
@@ -183,4 +184,21 @@ def test_a_batch_holding_the_references_opts_is_measured_when_the_reference_coll
   batch = [m.ref_opts] + [o for o in dict.fromkeys(random_walk(base, rng, 3) for _ in range(8)) if o and o != m.ref_opts][:3]
   times = m.measure(batch, cut=True)
   assert m.bench.ref is not None and times[0] < float("inf") and m.ref_opts in m.times
+  m.close()
+
+def test_a_wrong_output_is_rejected_where_values_on_the_way_dwarf_it():
+  """The LLaMA block's gate/up GEMM at a small size: silu(x*r*w @ Wg) * (x*r*w @ Wu), fp16. The sigmoid's 1 + exp(-g) (about 2)
+  is the largest value on an element's way, the output about 1e-5 at LOW_SCALE inputs: the elementwise bound alone allowed any
+  output (zeros passed; on the GPU a tensor-core config whose output was unrelated to the op's passed). Correct configs still pass."""
+  x, w = Tensor.empty(32, 128, dtype=dtypes.half), Tensor.empty(128, dtype=dtypes.half)
+  r, wg, wu = Tensor.empty(32, 1), Tensor.empty(128, 256, dtype=dtypes.half), Tensor.empty(128, 256, dtype=dtypes.half)
+  xn = x * r.cast(dtypes.half) * w
+  a, = kernel_asts((xn @ wg).silu() * (xn @ wu))
+  m = _measurer(Kernel(a.key.hex(), a, "gateup", "t", "t"))
+  assert m.verify(m.hand) is None and m.verify(m.ref_opts) is None
+  ref, ex = m.bench.ref[0], m.bench.exact[0]
+  assert float(np.median(ex.allowed)) > 10 * float(np.abs(ex.value).max())   # the elementwise bound: anything passes it
+  for wrong in (np.zeros_like(ref), np.roll(ref, 1), ref * np.float16(1.1)):
+    assert "root-mean-square error" in compare_exact(wrong, ex)
+  assert compare_exact(ref, ex) is None
   m.close()
