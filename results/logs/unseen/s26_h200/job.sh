@@ -57,6 +57,8 @@
 # SPLIT=46 (40 kernels, 2 more in the training data and skipped; one nvidia-h200; logs ../s46_h200/c1-c2): c1 `BEAM_ONLY=1 SPLIT=46 T=540`
 # (23 picks), c2 `BEAM_S=320 R=4 V='[{"second_opinion": 3}, {}, {"second_opinion": 3}]' SPLIT=46 T=570`: BEAM=2 on the other 17, then
 # four learned runs, 0 and 2 the defaults, 1 and 3 Beam.second_opinion.
+# SPLIT=47 (39 kernels; one nvidia-h200; logs ../s47_h200/c1-c4): c1 `BEAM_ONLY=1 SPLIT=47 T=540` (27 picks), c2 `BEAM_S=320 R=2 V='[{}]' SPLIT=47 T=505`
+# (the other 12, then two learned runs at the defaults), c3 `CACHED=1 R=2 V='[{}]' SPLIT=47 T=270`, c4 the same with T=150.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
