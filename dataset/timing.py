@@ -35,6 +35,9 @@ ROUNDING = 8.0
 # whole must also be as close to the float32 result as the unoptimized kernel's is, within RMS_K, or within the dtype's tolerance of
 # its rms: a correct config rounds as much as the unoptimized kernel (or no more than the tolerance), a wrong one is off by ~1.4x rms.
 RMS_K = 8.0
+# The same over each run of CHUNK elements (in output order, or the sample's): a wrong tile of a large output is too few elements to
+# move the whole output's root mean square, and a run of them in a chunk does.
+CHUNK = 256
 
 # A run that takes longer than this is hung. Runs execute on a watchdog thread (bounded): a CPU kernel runs in this process, where an
 # endless loop in C cannot be interrupted (no signal reaches it, the thread cannot be killed), and CUDA's synchronize (tinygrad's
@@ -335,6 +338,7 @@ class Exact(NamedTuple):
   note: str             # where the references themselves are non-finite, said with a failure
   idx: np.ndarray|None = None   # the sampled elements of a large output (SAMPLE), None: all
   rms_allowed: float = math.inf  # the root-mean-square error allowed over the checked elements (exact_bounds)
+  chunk_allowed: np.ndarray|None = None   # and over each CHUNK checked elements in turn
 
 def sample_idx(n:int, seed:int=0) -> np.ndarray|None: return None if n <= SAMPLE else _sample(n, seed, SAMPLE)
 @functools.lru_cache(maxsize=8)   # every candidate of a kernel is checked at the same elements
@@ -349,7 +353,8 @@ def exact_bounds(ref:np.ndarray, value:np.ndarray, mx:np.ndarray, sq:np.ndarray,
   and its witnesses `mx`, `sq`: widen), at the elements `idx` (None: all). Allowed: `low`'s tolerance plus what rounding the
   low-precision values on the way can do, and no less than twice the unoptimized kernel's own error:
   max(tol*(|value| + rms(value)) + ROUNDING*u*sqrt(sq), 2*|ref-value|); and over the checked elements together, a root-mean-square
-  error of no more than max(tol*rms(value), RMS_K*rms(ref-value)).
+  error of no more than max(tol*rms(value), RMS_K*rms(ref-value)), and over each CHUNK of them in turn, no more than
+  max(tol*max(rms(value), its rms(value)), RMS_K*its rms(ref-value)).
   Not checked: elements where the float32 result or the unoptimized kernel is NaN/inf. A NaN/inf is legitimate only where a
   low-precision value on the way (the output itself included) is beyond or within a factor 2 of the dtype's largest finite value:
   whether a sum just below it rounds to inf depends on its order, and a 1/x of an input near 0 overflows in any order."""
@@ -367,9 +372,10 @@ def exact_bounds(ref:np.ndarray, value:np.ndarray, mx:np.ndarray, sq:np.ndarray,
   allowed = np.abs(e); allowed += scale; allowed *= tol
   rnd = np.sqrt(sq); rnd *= ROUNDING*u; allowed += rnd; del rnd
   ref_err = float(np.sqrt(np.mean(np.square(r if checked.all() else r[checked], dtype=np.float64)))) / 2 if ec.size else 0.0
+  chunk = np.maximum(tol*np.maximum(chunk_rms(np.where(checked, e, 0)), scale), RMS_K/2*chunk_rms(np.where(checked, r, 0)))
   np.maximum(allowed, r, out=allowed); del r
   allowed[~checked] = np.inf
-  return Exact(e, allowed, inf_ok, note, idx, max(tol*scale, RMS_K*ref_err))
+  return Exact(e, allowed, inf_ok, note, idx, max(tol*scale, RMS_K*ref_err), chunk)
 
 def compare_exact(got:np.ndarray, ex:Exact) -> str|None:
   """A low-precision kernel's output against its float32 build's, within what exact_bounds allows: every element for NaN/inf, the
@@ -392,4 +398,14 @@ def compare_exact(got:np.ndarray, ex:Exact) -> str|None:
   checked = np.isfinite(ex.allowed) & np.isfinite(g)
   if (rms := float(np.sqrt(np.mean(np.square(g[checked], dtype=np.float64)))) if checked.any() else 0.0) > ex.rms_allowed:
     return f"root-mean-square error {rms:.3g} off the float32 result where {ex.rms_allowed:.3g} is allowed{ex.note}"
+  if ex.chunk_allowed is not None and (nbad := int(np.count_nonzero(bad := chunk_rms(np.where(checked, g, 0)) > ex.chunk_allowed))):
+    i = int(np.argmax(bad))
+    return (f"{nbad} of {bad.size} runs of {CHUNK} elements off the float32 result by more than their rounding allows, the first "
+            f"at element {i*CHUNK}{ex.note}")
   return None
+
+def chunk_rms(x:np.ndarray) -> np.ndarray:
+  """The root mean square of each CHUNK elements of x in turn (the last run: what is left, over CHUNK)."""
+  n = -(-x.size // CHUNK) * CHUNK
+  sq = np.zeros(n, np.float64); np.square(x, out=sq[:x.size], dtype=np.float64)
+  return np.sqrt(sq.reshape(-1, CHUNK).mean(axis=1))
