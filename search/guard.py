@@ -13,7 +13,8 @@ from tinygrad.uop.ops import Ops, UOp
 from dataset.device import renderer_for
 from dataset.kernel import Kernel, opts_from_json, opts_to_json, scheduler, with_opts
 from dataset.sampler import hand_coded
-from dataset.timing import _copyin, _copyout, compare
+from dataset.check import compare
+from dataset.timing import _copyin, _copyout
 from search.measure import Budget, Measurer
 
 def culprits(keys:list[str], breaks:Callable[[list[str]], bool]) -> list[str]:

@@ -5,13 +5,13 @@ run), after the JIT's two warm-up calls, with the device synchronized after ever
 `runs` times as it is captured (tinygrad_latency), then the configurations take turns for ROUNDS rounds of `runs` runs and the
 median of those is the figure (interleaved). A JIT captured inside search.cache.tuned() gets the cached opts at capture time,
 through search.cache's TinyJit hook. Outputs are checked against a reference with the dataset's dtype tolerance
-(dataset.timing.compare)."""
+(dataset.check.compare)."""
 from __future__ import annotations
 import contextlib, math, statistics, time
 from typing import Callable
 import numpy as np
 from tinygrad import Device, Tensor, TinyJit
-from dataset.timing import compare
+from dataset.check import compare
 from search.cache import stats as cache_stats
 from search.onnx_model import OnnxModel
 

@@ -12,7 +12,8 @@ from dataset.compile import Task, Compiled, Overdue, configure, hang_limit, kill
 from dataset.device import L2Flush, renderer_for
 from dataset.kernel import Kernel, opts_to_json, scheduler
 from dataset.sampler import hand_coded, reference_opts
-from dataset.timing import Bench, RunTimeout, widen
+from dataset.check import widen
+from dataset.timing import Bench, RunTimeout
 from search.commute import normal_form
 
 class BudgetExhausted(Exception): pass
@@ -349,7 +350,7 @@ class Measurer:
     except RunTimeout as e: return f"timeout: {e}"
 
   def _start_exact(self) -> tuple[bytes, str, Future|None]|None:
-    """A low-precision kernel is checked against its float32 build too (timing.widen), with the reference's opts: it compiles
+    """A low-precision kernel is checked against its float32 build too (check.widen), with the reference's opts: it compiles
     in the pool from the start, as the reference does. Not counted as compiled: it is no candidate."""
     if (wide := widen(self.kernel.ast)) is None: return None
     key = wide.key.hex()

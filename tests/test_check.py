@@ -1,5 +1,5 @@
 """The correctness check on tinygrad's CPU device: a low-precision kernel is checked against its float32 build on the same inputs
-(dataset.timing.widen, compare_exact), which passes every correct config, rejects wrong ones, and lets a candidate be inf only
+(dataset.check.widen, compare_exact), which passes every correct config, rejects wrong ones, and lets a candidate be inf only
 where low precision itself overflows."""
 import numpy as np
 import pytest
@@ -8,7 +8,8 @@ from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import Ops
 from dataset.corpus import parse_variant
 from dataset.kernel import Kernel, kernel_asts
-from dataset.timing import FINITE_MAX, LOW_SCALE, _copyin, compare, compare_exact, exact_bounds, widen
+from dataset.check import FINITE_MAX, compare, compare_exact, exact_bounds, widen
+from dataset.timing import LOW_SCALE, _copyin
 from search.measure import Budget, Measurer
 
 ATTN16 = "attention:b=1:heads=2:seq=256:dim=32:causal=0:fp16"
@@ -116,11 +117,11 @@ def test_another_function_is_rejected(dtype):
 def test_large_output_sampled(monkeypatch):
   """Beyond SAMPLE elements the values are compared at a fixed sample, but a NaN anywhere (an element never written) still fails,
   and a wrong region as small as one row of the output is caught."""
-  import dataset.timing as timing
-  monkeypatch.setattr(timing, "SAMPLE", 1000)
+  import dataset.check as check
+  monkeypatch.setattr(check, "SAMPLE", 1000)
   e = np.random.default_rng(1).standard_normal(64*1024).astype(np.float32)
   ref = e.astype(np.float16)
-  ex = exact_bounds(ref, e, np.abs(e), e*e, dtypes.half, timing.sample_idx(e.size))
+  ex = exact_bounds(ref, e, np.abs(e), e*e, dtypes.half, check.sample_idx(e.size))
   assert ex.idx is not None and ex.value.size < 1000 < ex.inf_ok.size
   assert compare_exact(ref.copy(), ex) is None
   unsampled = int(np.setdiff1d(np.arange(e.size), ex.idx)[0])
@@ -128,13 +129,13 @@ def test_large_output_sampled(monkeypatch):
   row = ref.copy(); row[-1024:] *= np.float16(1.5)   # the last of 64 rows wrong
   assert "sampled elements" in compare_exact(row, ex)
   # float32 outputs against the unoptimized kernel's: the same sample and the same whole NaN check
-  idx = timing.sample_idx(e.size)
+  idx = check.sample_idx(e.size)
   assert compare(e.copy(), e, idx) is None and "1 non-finite elements" in compare(_set(e, unsampled, np.nan), e, idx)
   row = e.copy(); row[-1024:] += 1.0
   assert "sampled elements" in compare(row, e, idx)
   # the sample: distinct sorted indices, the very ones np.unique of the same draw gives (stores' checks stay comparable)
   for n, k, seed in ((64*1024, 1000, 0), (10**7, 1 << 16, 3)):
-    got = timing._sample(n, seed, k)
+    got = check._sample(n, seed, k)
     assert np.array_equal(got, np.unique(np.random.default_rng(seed).integers(0, n, k))) and got.max() < n
 
 def test_reference_is_computed_while_a_batch_compiles():

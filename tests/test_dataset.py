@@ -598,7 +598,7 @@ def test_retime_consolidate(tmp_path):
   assert all(fastest_done(k) for k in res["kernels"]) and not any(k in again for k in res["kernels"])
 
 def test_compare_catches_local_errors_and_nans():
-  from dataset.timing import compare
+  from dataset.check import compare
   ref = np.random.default_rng(0).standard_normal(100_000).astype(np.float32)
   assert compare(ref + 1e-6, ref) is None
   bad = ref.copy(); bad[12345] += 1.0

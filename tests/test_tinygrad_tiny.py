@@ -22,7 +22,7 @@ def _search(t:Tensor):
   return [o for o, _ in found]
 
 def test_an_fp16_kernel_storing_a_constant_is_searched():
-  # test_hgemm's Tensor.ones(half): no low-precision value on the way to the output, whose float32 witness (timing.widen) is a
+  # test_hgemm's Tensor.ones(half): no low-precision value on the way to the output, whose float32 witness (check.widen) is a
   # constant; it was built with UOp.const's arguments swapped, and the Measurer failed
   assert (found := _search(Tensor.ones(16, dtype=dtypes.half).contiguous())) and all(o.verified for o in found)
 

@@ -18,7 +18,8 @@ from tinygrad.helpers import Context, to_tuple
 from tinygrad.uop.ops import Ops, PatternMatcher, UOp, UPat
 from tinygrad.engine.realize import time_call
 from dataset.kernel import TINYGRAD_VERSION, opts_from_json
-from dataset.timing import _copyin, _copyout, compare
+from dataset.check import compare
+from dataset.timing import _copyin, _copyout
 from search.cache import tuned
 from search.latency import tinygrad_latency
 from search.measure import Budget, Measurer
