@@ -10,6 +10,9 @@ from tinygrad.dtype import DType, dtypes, _from_np_dtype
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 
 F32 = dtypes.float32
+# The check's version, kept in every tuned-cache entry (search.cache): 2 bounds a low-precision output's root-mean-square error
+# too. A low-precision kernel's entry from an older check may compute wrong (the LLaMA gate/up config passed version 1).
+VERSION = 2
 TOLERANCE = {dtypes.float16: 2e-2, dtypes.bfloat16: 5e-2, dtypes.float32: 1e-3, dtypes.float64: 1e-6}
 LOW = (dtypes.float16, dtypes.bfloat16)   # checked against a float32 build of the kernel (widen)
 FINITE_MAX = {dtypes.float16: 65504.0, dtypes.bfloat16: 3.3895e38, dtypes.float32: 3.4028e38, dtypes.float64: 1.7976e308}

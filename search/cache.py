@@ -9,6 +9,7 @@ kerntune once kerntune.pth is installed (search.hook), and in one that imports s
 from __future__ import annotations
 import contextlib, fcntl, json, os, sys, tempfile, threading
 from pathlib import Path
+from dataset.check import VERSION as CHECK, low_dtype
 from dataset.kernel import TINYGRAD_VERSION, opts_from_json, with_opts
 
 DEFAULT = Path(os.environ.get("KERNTUNE_CACHE", Path.home() / ".cache" / "kerntune" / "tuned.json"))
@@ -33,6 +34,7 @@ class TunedCache:
     self.lock = threading.Lock()
     self.entries: dict[str, dict] = self._read()
     self._opts: dict[str, dict] = {}   # opts_for's tables, until the entries change
+    self._stale: dict[tuple, bool] = {}  # stale()'s verdicts, until the entries change
 
   def _read(self) -> dict[str, dict]:
     try: raw = json.loads(self.path.read_text()) if self.path.exists() else {}
@@ -51,7 +53,7 @@ class TunedCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
           fcntl.flock(lock, fcntl.LOCK_EX)   # released when the file closes
-          self.entries, self._opts = {**self._read(), _key(ast_key, device): _entry({"opts": opts, **info})}, {}
+          self.entries, self._opts, self._stale = {**self._read(), _key(ast_key, device): _entry({"opts": opts, "check": CHECK, **info})}, {}, {}
           fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
           try:
             with os.fdopen(fd, "w") as f: json.dump(self.entries, f, indent=1); f.flush(); os.fsync(f.fileno())
@@ -67,6 +69,25 @@ class TunedCache:
       self._opts[device] = {k[:-len(suffix)]: opts_from_json(v["opts"]) for k, v in self.entries.items() if k.endswith(suffix)}
     return self._opts[device]
 
+  def stale(self, ast, device:str) -> bool:
+    """Whether the kernel's entry is a low-precision kernel's config that an older check verified (dataset.check.VERSION): it may
+    compute wrong. tune-model and drop-in search it again; replay runs tinygrad's default in its place."""
+    if (bad := self._stale.get(k := (ast.key.hex(), device))) is None:
+      e = self.get(*k) or {}
+      bad = self._stale[k] = bool(e) and e.get("check", 1) < CHECK and e.get("status") != "rejected" and low_dtype(ast) is not None
+    return bad
+  def current(self, linear, device:str, table:dict) -> dict:
+    """`table` less the stale entries of `linear`'s kernels (they run at tinygrad's default). Said once a process."""
+    stale = [k for c in linear.src if (a := c.src[0]).op.name == "SINK" and (k := a.key.hex()) in table and self.stale(a, device)]
+    if not stale: return table
+    if not _said_stale:
+      _said_stale.append(self.path)
+      print(f"kerntune: {self.path}: fp16/bf16 configs verified by an older check run at tinygrad's default until searched again "
+            "(KERNTUNE=1, tuned-run --tune)", file=sys.stderr, flush=True)
+    return {k: v for k, v in table.items() if k not in stale}
+
+_said_stale: list = []
+
 # *** injection ***
 
 _active: list[TunedCache] = []
@@ -79,7 +100,7 @@ def _apply(linear, captured:bool=False, again=None):
   not computed yet), checked against tinygrad's defaults on the program's data (search.guard.check_tuned). captured: TinyJit is
   capturing it."""
   if not _active or (dev := _linear_device(linear)) is None: return linear
-  table = _active[-1].opts_for(dev)
+  table = _active[-1].current(linear, dev, _active[-1].opts_for(dev))
   if (t := _tuners[-1]) is not None:
     t.tune(linear, dev, table, _active[-1], captured)
     if again is not None and getattr(t, "guard", False):

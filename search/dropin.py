@@ -103,7 +103,7 @@ class Tuner:
     return (self.total_s is not None and self.spent_s >= self.total_s) or (self.total is not None and self.timed >= self.total)
 
   def tune(self, linear:UOp, device:str, table:dict, cache, captured:bool=False) -> None:
-    """Tune the kernels of `linear` that `cache` lacks (or that `again` picks); put the answers in `cache` and `table` (ast key -> opts).
+    """Tune the kernels of `linear` that `table` lacks (or that `again` picks); put the answers in `cache` and `table` (ast key -> opts).
     captured: TinyJit is capturing `linear` (its add_linear), which when="jit" waits for."""
     if self._busy: return   # a search's own runs are not tuned
     self._captured |= captured
@@ -112,7 +112,7 @@ class Tuner:
     runs, todo, rest = Counter(a.key.hex() for a in asts), [], 0.0
     for key, a in {a.key.hex(): a for a in asts}.items():
       hit = cache.get(key, device)
-      if key in self._seen or (hit is not None and not self.again(hit)):
+      if key in self._seen or (hit is not None and not self.again(hit) and key in table):   # not in it: search.cache.current
         # kernels not tuned now count in the LINEAR's time, by their cached time: a new kernel's share is of the whole LINEAR
         if hit is not None and hit.get("time_us") is not None: rest += runs[key]*hit["time_us"]
         if key not in self._seen: self._seen.add(key); self.replayed.add(key)

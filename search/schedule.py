@@ -82,7 +82,7 @@ def tune_kernels(kernels:list[Kernel], counts:Counter, device:str, cache:TunedCa
   st = time.perf_counter()
   end = st + time_budget if time_budget else math.inf
   for i, (r, k) in enumerate(zip(rows, kernels)):
-    if (hit := cache.get(k.key, device)) is not None and not retune:
+    if (hit := cache.get(k.key, device)) is not None and not retune and not cache.stale(k.ast, device):
       r.update(status="cached", default_us=hit.get("hand_coded_us"), hand_coded_us=hit.get("hand_coded_us"), tuned_us=hit.get("time_us"),
                tune_s=hit.get("tune_s"), timed=hit.get("timed", 0), compiled=hit.get("compiled", 0))
       if r["default_us"] is not None: continue

@@ -473,3 +473,30 @@ def test_the_program_runs_the_binaries_its_search_compiled(tmp_path, monkeypatch
   with tuned(tmp_path / "tuned.json", tuner=t): out = _forward(w0, x0)
   assert t.rows and {r["status"] for r in t.rows} <= {"tuned", "small"} and missing == [], missing
   np.testing.assert_allclose(out, ref, rtol=1e-4)
+
+def test_a_low_precision_config_an_older_check_verified_runs_default_until_searched_again(tmp_path, capsys):
+  """A cache written before the check bounded a low-precision output's rms (dataset.check.VERSION 2) may hold an fp16 config that
+  computes wrong (the LLaMA gate/up one passed version 1): replay runs such a kernel at tinygrad's default and says so once; drop-in
+  searches it again and its new entry carries the check's version. A float32 kernel's entry replays as it is."""
+  from tinygrad import dtypes
+  from dataset.check import VERSION
+  from dataset.kernel import TINYGRAD_VERSION, kernel_asts
+  import search.cache as C
+  C._said_stale.clear()
+  rng = np.random.default_rng(0)
+  a, b = (rng.standard_normal((32, 32)).astype(np.float16) for _ in range(2))
+  f16, f32 = lambda: (Tensor(a) @ Tensor(b)).numpy(), lambda: (Tensor(a.astype(np.float32)) @ Tensor(b.astype(np.float32))).numpy()
+  keys = [kernel_asts(Tensor.empty(32, 32, dtype=dt) @ Tensor.empty(32, 32, dtype=dt))[0].key.hex() for dt in (dtypes.half, dtypes.float)]
+  path = tmp_path / "tuned.json"   # entries without "check": an older check's
+  path.write_text(json.dumps({f"{k}|CPU|{TINYGRAD_VERSION}": {"opts": [["UPCAST", 0, 4]], "v": 2} for k in keys}))
+  before = C.stats()
+  with tuned(path): r16, r32 = f16(), f32()
+  assert {k: C.stats()[k] - before[k] for k in before} == {"tuned": 1, "default": 1}
+  assert "verified by an older check" in capsys.readouterr().err
+  np.testing.assert_allclose(r16.astype(np.float32), r32, rtol=2e-2, atol=2e-2)
+  t = Tuner(budget=4, kernel_s=20, quiet=True)
+  with tuned(path, tuner=t): f16()
+  assert [r["key"] for r in t.rows] == [keys[0]] and TunedCache(path).get(keys[0], "CPU")["check"] == VERSION
+  before = C.stats()
+  with tuned(path): f16()
+  assert C.stats()["tuned"] - before["tuned"] == 1 and "older check" not in capsys.readouterr().err

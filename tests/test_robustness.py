@@ -1,7 +1,7 @@
 """Robustness: data files that only load as kernel ASTs, compile workers that die with their parent (a forked child starts its
 own), output paths checked before the work, declared dependencies, cost-model load errors that name the given file, a tuned-kernel
 cache safe for concurrent writers."""
-import ast, importlib.metadata, json, os, pickle, re, signal, sqlite3, subprocess, sys, textwrap, time, tomllib, warnings, zlib
+import ast, importlib.metadata, json, os, pickle, re, signal, sqlite3, subprocess, sys, time, tomllib, warnings, zlib
 from pathlib import Path
 import pytest
 from tinygrad import Tensor
@@ -212,7 +212,9 @@ def test_tuned_cache_reads_the_old_format_and_writes_one(tmp_path):
   assert c.get("old", "CPU") == {"opts": [], "time_us": 1000.0, "hand_coded_us": 2000.0, "name": "old", "v": VERSION}
   c.put("new", "CPU", [], time_s=5e-6)
   on_disk = json.loads(path.read_text())
-  assert on_disk[_key("new", "CPU")] == {"opts": [], "time_us": pytest.approx(5.0), "v": VERSION} and on_disk[_key("old", "CPU")]["time_us"] == 1000.0
+  from dataset.check import VERSION as CHECK   # a new entry carries the check's version that verified it, an old one none
+  assert on_disk[_key("new", "CPU")] == {"opts": [], "time_us": pytest.approx(5.0), "check": CHECK, "v": VERSION}
+  assert on_disk[_key("old", "CPU")]["time_us"] == 1000.0 and "check" not in on_disk[_key("old", "CPU")]
   from search.cache import CacheError
   with pytest.raises(CacheError, match="cannot write tuned-kernel cache /proc/nope/tuned.json"): TunedCache("/proc/nope/tuned.json").put("k", "CPU", [])
 
@@ -231,3 +233,21 @@ def test_a_forked_child_gets_its_own_compile_pool():
     os.write(w, b"1" if ok else b"0"); os._exit(0)
   os.waitpid(pid, 0)
   assert os.read(r, 1) == b"1" and p.submit(int, "5").result(timeout=60) == 5
+
+def test_a_low_precision_entry_an_older_check_verified_is_stale(tmp_path):
+  """dataset.check.VERSION 2 bounds a low-precision output's rms: an fp16 entry without it may compute wrong (tune-model and
+  drop-in search it again, replay runs the default); a float32 one, a rejected one (tinygrad's own config) and a new one are not."""
+  from tinygrad import Tensor, dtypes
+  from dataset.kernel import kernel_asts
+  from search.cache import TunedCache, _key
+  h, f = (kernel_asts(Tensor.empty(8, 8, dtype=dt).exp2())[0] for dt in (dtypes.half, dtypes.float))
+  path = tmp_path / "tuned.json"
+  c = TunedCache(path)
+  for a in (h, f): c.put(a.key.hex(), "CPU", [["UPCAST", 0, 4]])
+  assert not c.stale(h, "CPU") and not c.stale(f, "CPU")
+  old = {k: {x: v for x, v in e.items() if x != "check"} for k, e in json.loads(path.read_text()).items()}
+  path.write_text(json.dumps(old))
+  c = TunedCache(path)
+  assert c.stale(h, "CPU") and not c.stale(f, "CPU") and not c.stale(h, "CUDA")   # CUDA: no entry
+  path.write_text(json.dumps({**old, _key(h.key.hex(), "CPU"): {**old[_key(h.key.hex(), "CPU")], "status": "rejected"}}))
+  assert not TunedCache(path).stale(h, "CPU")
