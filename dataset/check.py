@@ -103,7 +103,7 @@ def compare(got:np.ndarray, ref:np.ndarray, idx:np.ndarray|None=None) -> str|Non
   g, r = got.astype(np.float32), ref.astype(np.float32)
   if not (fin := np.isfinite(r)).all(): g, r = g[fin], r[fin]
   tol = TOLERANCE.get(_from_np_dtype(ref.dtype), 1e-3)
-  scale = float(np.sqrt(np.mean(np.square(r, dtype=np.float64)))) if r.size else 0.0
+  scale = _rms(r)
   np.subtract(g, r, out=g); np.abs(g, out=g)        # g is now |got - ref|
   np.abs(r, out=r); r += scale; r *= tol            # r is now the allowed error
   if (nbad := int(np.count_nonzero(g > r))):
@@ -152,13 +152,13 @@ def exact_bounds(ref:np.ndarray, value:np.ndarray, mx:np.ndarray, sq:np.ndarray,
   checked = np.isfinite(e) & np.isfinite(r)
   tol, u = TOLERANCE.get(low, 2e-2), 2.0**-(dtypes.finfo(low)[1]+1)
   ec = e if checked.all() else e[checked]
-  scale = float(np.sqrt(np.mean(np.square(ec, dtype=np.float64)))) if ec.size else 0.0
+  scale = _rms(ec)
   # float32 work arrays, reused in place: outputs of network-size kernels are millions of elements
   with np.errstate(invalid="ignore"):   # inf - inf where a -inf mask is in both: not checked
     np.subtract(r, e, out=r); np.abs(r, out=r); r *= 2   # r is now twice the unoptimized kernel's own error
   allowed = np.abs(e); allowed += scale; allowed *= tol
   rnd = np.sqrt(sq); rnd *= ROUNDING*u; allowed += rnd; del rnd
-  ref_err = float(np.sqrt(np.mean(np.square(r if checked.all() else r[checked], dtype=np.float64)))) / 2 if ec.size else 0.0
+  ref_err = _rms(r if checked.all() else r[checked]) / 2
   chunk = np.maximum(tol*np.maximum(chunk_rms(np.where(checked, e, 0)), scale), RMS_K/2*chunk_rms(np.where(checked, r, 0)))
   np.maximum(allowed, r, out=allowed); del r
   allowed[~checked] = np.inf
@@ -183,13 +183,15 @@ def compare_exact(got:np.ndarray, ex:Exact) -> str|None:
     what = f"{nbad}/{g.size} elements" if ex.idx is None else f"{nbad} of {g.size} sampled elements (of {got.size})"
     return f"{what} off the float32 result, worst err {g[i]:.3g} where {ex.allowed[i]:.3g} is allowed{ex.note}"
   checked = np.isfinite(ex.allowed) & np.isfinite(g)
-  if (rms := float(np.sqrt(np.mean(np.square(g[checked], dtype=np.float64)))) if checked.any() else 0.0) > ex.rms_allowed:
+  if (rms := _rms(g[checked])) > ex.rms_allowed:
     return f"root-mean-square error {rms:.3g} off the float32 result where {ex.rms_allowed:.3g} is allowed{ex.note}"
   if ex.chunk_allowed is not None and (nbad := int(np.count_nonzero(bad := chunk_rms(np.where(checked, g, 0)) > ex.chunk_allowed))):
     i = int(np.argmax(bad))
     return (f"{nbad} of {bad.size} runs of {CHUNK} elements off the float32 result by more than their rounding allows, the first "
             f"at element {i*CHUNK}{ex.note}")
   return None
+
+def _rms(x:np.ndarray) -> float: return float(np.sqrt(np.mean(np.square(x, dtype=np.float64)))) if x.size else 0.0
 
 def chunk_rms(x:np.ndarray) -> np.ndarray:
   """The root mean square of each CHUNK elements of x in turn (the last run: what is left, over CHUNK)."""

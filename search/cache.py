@@ -76,8 +76,9 @@ class TunedCache:
       e = self.get(*k) or {}
       bad = self._stale[k] = bool(e) and e.get("check", 1) < CHECK and e.get("status") != "rejected" and low_dtype(ast) is not None
     return bad
-  def current(self, linear, device:str, table:dict) -> dict:
-    """`table` less the stale entries of `linear`'s kernels (they run at tinygrad's default). Said once a process."""
+  def current(self, linear, device:str) -> dict:
+    """opts_for(device) less the stale entries of `linear`'s kernels (they run at tinygrad's default). Said once a process."""
+    table = self.opts_for(device)
     stale = [k for c in linear.src if (a := c.src[0]).op.name == "SINK" and (k := a.key.hex()) in table and self.stale(a, device)]
     if not stale: return table
     if not _said_stale:
@@ -100,7 +101,7 @@ def _apply(linear, captured:bool=False, again=None):
   not computed yet), checked against tinygrad's defaults on the program's data (search.guard.check_tuned). captured: TinyJit is
   capturing it."""
   if not _active or (dev := _linear_device(linear)) is None: return linear
-  table = _active[-1].current(linear, dev, _active[-1].opts_for(dev))
+  table = _active[-1].current(linear, dev)
   if (t := _tuners[-1]) is not None:
     t.tune(linear, dev, table, _active[-1], captured)
     if again is not None and getattr(t, "guard", False):
