@@ -71,10 +71,13 @@ class TunedCache:
 
   def stale(self, ast, device:str) -> bool:
     """Whether the kernel's entry is a low-precision kernel's config that an older check verified (dataset.check.VERSION): it may
-    compute wrong. tune-model and drop-in search it again; replay runs tinygrad's default in its place."""
+    compute wrong. tune-model and drop-in search it again; replay runs tinygrad's default in its place. tinygrad BEAM's picks in a
+    comparison's cache (search.beam_compare; scripts/bench_dropin's "beam2") are the baseline as tinygrad runs them, never stale: in
+    their place the default would stand for BEAM."""
     if (bad := self._stale.get(k := (ast.key.hex(), device))) is None:
       e = self.get(*k) or {}
-      bad = self._stale[k] = bool(e) and e.get("check", 1) < CHECK and e.get("status") != "rejected" and low_dtype(ast) is not None
+      bad = self._stale[k] = (bool(e) and e.get("check", 1) < CHECK and e.get("status") != "rejected"
+                              and not str(e.get("strategy", "")).startswith(("tinygrad BEAM", "beam2")) and low_dtype(ast) is not None)
     return bad
   def current(self, linear, device:str) -> dict:
     """opts_for(device) less the stale entries of `linear`'s kernels (they run at tinygrad's default). Said once a process."""

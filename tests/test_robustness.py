@@ -251,3 +251,6 @@ def test_a_low_precision_entry_an_older_check_verified_is_stale(tmp_path):
   assert c.stale(h, "CPU") and not c.stale(f, "CPU") and not c.stale(h, "CUDA")   # CUDA: no entry
   path.write_text(json.dumps({**old, _key(h.key.hex(), "CPU"): {**old[_key(h.key.hex(), "CPU")], "status": "rejected"}}))
   assert not TunedCache(path).stale(h, "CPU")
+  # BEAM=2's picks replayed as the baseline (search.beam_compare): an older one ran at the default, and BEAM=2 looked no faster
+  path.write_text(json.dumps({**old, _key(h.key.hex(), "CPU"): {**old[_key(h.key.hex(), "CPU")], "strategy": "tinygrad BEAM=2"}}))
+  assert not TunedCache(path).stale(h, "CPU")
