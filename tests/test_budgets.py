@@ -56,3 +56,23 @@ def test_tune_model_time_budget_is_a_limit(tmp_path, monkeypatch):
   # the old scheduler counted from its first round, let a round run to its end and the final checks come on top: ~11 s
   assert any(r["status"] == "tuned" for r in rows), [r["status"] for r in rows]
   assert wall <= seconds + max(took) and sum(r["tune_s"] for r in rows) <= seconds + max(took), (wall, max(took))
+
+def test_tune_model_searches_a_low_precision_entry_an_older_check_verified_again(tmp_path):
+  """tune-model's cache hit skips a kernel, but not an fp16 one whose entry an older check verified (search.cache.TunedCache.stale):
+  it is searched again and its new entry carries the check's version; a float32 entry as old stays a hit."""
+  import json
+  from collections import Counter
+  import numpy as np
+  from dataset.check import VERSION
+  from dataset.kernel import TINYGRAD_VERSION
+  from search.cache import TunedCache
+  from search.schedule import tune_kernels
+  asts = [kernel_asts(*parse_variant(v).build("CPU"))[0] for v in ("gemm:m=32:k=32:n=32:fp16", "gemm:m=32:k=32:n=32:fp32")]
+  ks = [Kernel(a.key.hex(), a, f"k{i}", "t", "t") for i, a in enumerate(asts)]
+  path = tmp_path / "c.json"   # entries without "check": an older check's
+  path.write_text(json.dumps({f"{k.key}|CPU|{TINYGRAD_VERSION}": {"opts": [["UPCAST", 0, 4]], "time_us": 5.0, "hand_coded_us": 9.0,
+                                                                  "v": 2} for k in ks}))
+  rows = tune_kernels(ks, Counter(k.key for k in ks), "CPU", TunedCache(path), "beam", 4, 30,
+                      lambda scheds: np.zeros(len(scheds)), None, False, 0, 0, lambda s: None)
+  assert [r["status"] == "cached" for r in rows] == [False, True], [r["status"] for r in rows]
+  assert TunedCache(path).get(ks[0].key, "CPU").get("check") == VERSION and "check" not in TunedCache(path).get(ks[1].key, "CPU")
