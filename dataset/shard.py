@@ -88,14 +88,15 @@ class Loaded:
   shards: dict[str, dict]    # shard file name -> devices, rows, ok, added, added_ok (what it gave the dataset), in merge order
   skipped: dict[str, str]    # shard file name -> why it is not merged (another device's)
 
-def resolve(base:str|Path, shards:bool=True) -> Loaded:
+def resolve(base:str|Path, shards:bool=True, skip:frozenset[str]=frozenset()) -> Loaded:
   """The dataset a store path names: the store with every shard in its directory's shards/ whose rows were measured on the store's
   devices, merged in name order (its date: oldest first) into a working copy in the cache directory. The copy is built once for
   the files as they are (their sizes and modification times: adding a shard or writing the base builds a new one) and replaces
   the base's earlier copies. With shards=False, or no shards there, the store alone; a gzipped base (NAME.sqlite.gz: a device's
-  data committed once, like a shard) is always read through its working copy. Raises StoreError, naming a file it cannot read."""
+  data committed once, like a shard) is always read through its working copy. `skip`: shard file names left out (read already with
+  another store of the same device in the same directory). Raises StoreError, naming a file it cannot read."""
   base = Path(base)
-  files = sorted((base.parent / SHARDS).glob("*.sqlite.gz")) if shards else []
+  files = sorted(f for f in (base.parent / SHARDS).glob("*.sqlite.gz") if f.name not in skip) if shards else []
   if not files and base.suffix != ".gz": return Loaded(base, {}, {})   # a gzipped base is read through its working copy
   if not base.is_file(): raise StoreError(f"no dataset at {base}")
   where, stamp = base.resolve(), []

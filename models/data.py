@@ -95,11 +95,12 @@ def _featurize_kernel(task:tuple[bytes, list[str]]) -> np.ndarray:
     if k is not None: out[i] = featurize(k, _W["props"])   # None: opts that no longer apply; the row is dropped
   return out
 
-def measurements(path:str|os.PathLike, device:str|None=None, shards:bool=True) -> tuple[pd.DataFrame, dict, dict, str, list[str]]:
+def measurements(path:str|os.PathLike, device:str|None=None, shards:bool=True,
+                 skip:frozenset[str]=frozenset()) -> tuple[pd.DataFrame, dict, dict, str, list[str]]:
   """The finished measurements of `path` (with its shards unless not `shards`) on `device` (the store's only device when None),
   the device's record, the kernels by key, the device's name and the shards read. Raises StoreError for a store or shard it cannot
-  read, ValueError for a device or tinygrad version it cannot use."""
-  src = resolve(path, shards)
+  read, ValueError for a device or tinygrad version it cannot use. `skip`: shards not to read (dataset.shard.resolve)."""
+  src = resolve(path, shards, skip)
   s = Store(src.path, readonly=True)
   try: df, devs, kernels = s.frame(), s.devices(), {r["key"]: r for r in s.kernels()}
   finally: s.close()
@@ -114,11 +115,12 @@ def measurements(path:str|os.PathLike, device:str|None=None, shards:bool=True) -
   return df, devs[device], kernels, device, list(src.shards)
 
 def load(path:str|os.PathLike, device:str|None=None, cache:bool=True, workers:int|None=None, progress:bool=False,
-         shards:bool=True) -> Dataset:
+         shards:bool=True, skip:frozenset[str]=frozenset()) -> Dataset:
   """Every ok measurement of `path` (with the shards beside it unless not `shards`; of `device`, a measured device name, if the
   store holds several) as a Dataset. Kernels with fewer than two ok measurements have nothing to rank and are left out. Raises
-  StoreError for a store or shard it cannot read, ValueError for one it cannot learn from."""
-  df, dev, kernels, device, read = measurements(path, device, shards)
+  StoreError for a store or shard it cannot read, ValueError for one it cannot learn from. `skip`: shards not to read (read with
+  another store already)."""
+  df, dev, kernels, device, read = measurements(path, device, shards, skip)
   arch, props = dev["arch"], {k: v for k, v in dev.items() if k != "arch"}
   digest = content_hash(df)
   ok = df[(df.status == "ok") & df.time_s.notna() & (df.time_s > 0)]

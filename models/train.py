@@ -116,7 +116,11 @@ def run(a:argparse.Namespace, argv:list[str]) -> dict:
     elif not a.allow_device_mismatch:
       have = ", ".join(f"{d} ({p['arch']})" for d, p in devs.items())
       raise TrainError(f"{a.dataset} has no measurements of device {a.device!r} (it has {have}); pass --allow-device-mismatch to train on it anyway")
-  try: parts = [load(p, device=chosen if i == 0 else None, cache=not a.no_cache, shards=not a.no_shards) for i, p in enumerate([a.dataset, *a.also])]
+  parts: list = []
+  try:
+    for i, p in enumerate([a.dataset, *a.also]):   # a shard once: stores of one device side by side share their shards/
+      parts.append(load(p, device=chosen if i == 0 else None, cache=not a.no_cache, shards=not a.no_shards,
+                        skip=frozenset(s for d in parts for s in d.shards)))
   except (ValueError, StoreError) as e: raise TrainError(str(e)) from None
   excluded = []
   if a.exclude_keys:

@@ -337,6 +337,10 @@ def test_base_and_its_shards_load_as_one_dataset(tmp_path, monkeypatch, capsys):
   from models.data import load   # what training reads
   ds, alone = load(base, cache=False, workers=1), load(base, cache=False, workers=1, shards=False)
   assert (len(ds), ds.shards, len(alone), alone.shards) == (5, list(src.shards), 2, [])
+  # a second store of the device beside the base reads the same shards: train-cost-model --with it skips those read already
+  _tiny(twin := tmp_path / "data" / "twin.sqlite", [(1, []), (1, u(8))])
+  both, once = load(twin, cache=False, workers=1), load(twin, cache=False, workers=1, skip=frozenset(ds.shards))
+  assert (both.shards, once.shards, len(once)) == (list(src.shards), [], 2) and len(both) > len(once)
   _tiny(c := tmp_path / "c.sqlite", [(1, u(4))])   # a new shard: a new working copy, the old one gone
   assert main(["export", str(c), "--out", str(sh / "dev_2026-01-03_c.sqlite.gz")]) == 0
   new = resolve(base)
