@@ -59,6 +59,9 @@
 # four learned runs, 0 and 2 the defaults, 1 and 3 Beam.second_opinion.
 # SPLIT=47 (39 kernels; one nvidia-h200; logs ../s47_h200/c1-c4): c1 `BEAM_ONLY=1 SPLIT=47 T=540` (27 picks), c2 `BEAM_S=320 R=2 V='[{}]' SPLIT=47 T=505`
 # (the other 12, then two learned runs at the defaults), c3 `CACHED=1 R=2 V='[{}]' SPLIT=47 T=270`, c4 the same with T=150.
+# SPLIT=48 (46 kernels; logs ../s48_h200/c1-c3): c1 `BEAM_ONLY=1 SPLIT=48 T=520` (27 picks), c2 `BEAM_S=320 R=2 V='[{}]' SPLIT=48 T=480`, c3 `CACHED=1 R=2 V='[{}]' SPLIT=48 T=135`.
+# SPLIT=49 (26 kernels; logs ../s49_h200/c1-c3): c1 `BEAM_ONLY=1 SPLIT=49 T=520` (all 26 picks), c2 `CACHED=1 R=3 V='[{}, {}]' SPLIT=49 T=420`,
+# c3 `CACHED=1 R=2 V='[{}]' SPLIT=49 T=170`.
 # Since these calls, b is the model shipped in models/; the other one: git show 25f95ef:models/cost_model_sm_90.txt (and its side files).
 set -u
 D='[{"model": "out/noopts/cost_model_sm_90.txt"}, {}, {"model": "out/noopts/cost_model_sm_90.txt"}]'; VA=(--variant "${V:-$D}")
